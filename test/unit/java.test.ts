@@ -1,0 +1,156 @@
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InfraError } from '../../infra/errors.js';
+import { findJava, MINIMUM_JAVA_MAJOR, parseJavaSettings } from '../../infra/java.js';
+
+const JAVA_17_OUTPUT = `Property settings:
+    file.encoding = UTF-8
+    file.separator = /
+    java.class.path = 
+    java.class.version = 61.0
+    java.home = /usr/lib/jvm/java-17-openjdk-amd64
+    java.io.tmpdir = /tmp
+    java.library.path = /usr/java/packages/lib
+        /usr/lib/x86_64-linux-gnu/jni
+        /lib/x86_64-linux-gnu
+    java.runtime.name = OpenJDK Runtime Environment
+    java.runtime.version = 17.0.15+6-Debian-1deb12u1
+    java.specification.maintenance.version = 1
+    java.specification.name = Java Platform API Specification
+    java.specification.vendor = Oracle Corporation
+    java.specification.version = 17
+    java.vendor = Debian
+    java.version = 17.0.15
+    java.vm.name = OpenJDK 64-Bit Server VM
+    java.vm.specification.version = 17
+    line.separator = \\n 
+    os.name = Linux
+    user.home = /root
+
+openjdk version "17.0.15" 2025-04-15
+OpenJDK Runtime Environment (build 17.0.15+6-Debian-1deb12u1)
+OpenJDK 64-Bit Server VM (build 17.0.15+6-Debian-1deb12u1, mixed mode, sharing)
+`;
+
+const JAVA_8_OUTPUT = `Property settings:
+    awt.toolkit = sun.awt.X11.XToolkit
+    file.encoding = UTF-8
+    java.class.version = 52.0
+    java.home = /usr/lib/jvm/java-8-openjdk-amd64/jre
+    java.runtime.version = 1.8.0_392-8u392-ga-1~20.04-b08
+    java.specification.name = Java Platform API Specification
+    java.specification.vendor = Oracle Corporation
+    java.specification.version = 1.8
+    java.version = 1.8.0_392
+    java.vm.specification.version = 1.8
+    sun.java.launcher = SUN_STANDARD
+
+openjdk version "1.8.0_392"
+OpenJDK Runtime Environment (build 1.8.0_392-8u392-ga-1~20.04-b08)
+OpenJDK 64-Bit Server VM (build 25.392-b08, mixed mode)
+`;
+
+describe('parseJavaSettings', () => {
+  it('reads Java 17', () => {
+    expect(parseJavaSettings(JAVA_17_OUTPUT)).toEqual({
+      javaHome: '/usr/lib/jvm/java-17-openjdk-amd64',
+      majorVersion: 17,
+    });
+  });
+
+  it('reads Java 8 from its "1.8" specification version', () => {
+    expect(parseJavaSettings(JAVA_8_OUTPUT)).toEqual({
+      javaHome: '/usr/lib/jvm/java-8-openjdk-amd64/jre',
+      majorVersion: 8,
+    });
+  });
+
+  it('tolerates CRLF line endings', () => {
+    expect(parseJavaSettings(JAVA_17_OUTPUT.replaceAll('\n', '\r\n'))).toEqual({
+      javaHome: '/usr/lib/jvm/java-17-openjdk-amd64',
+      majorVersion: 17,
+    });
+  });
+
+  it('does not take java.vm.specification.version for java.specification.version', () => {
+    const output = '    java.vm.specification.version = 21\n    java.home = /opt/jdk\n';
+    expect(parseJavaSettings(output)).toBeUndefined();
+  });
+
+  it.each([
+    ['garbage', 'this is not java output at all'],
+    ['empty output', ''],
+    ['a version without a home', 'java.specification.version = 17\n'],
+    ['a home without a version', 'java.home = /opt/jdk\n'],
+    ['a non-numeric version', '    java.home = /opt/jdk\n    java.specification.version = seventeen\n'],
+  ])('returns undefined for %s', (_label, output) => {
+    expect(parseJavaSettings(output)).toBeUndefined();
+  });
+});
+
+describe('findJava', () => {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+
+  /** A JAVA_HOME whose bin/java prints `output` to stderr, as a real JVM does. */
+  async function fakeJavaHome(output: string): Promise<string> {
+    const home = await mkdtemp(join(tmpdir(), 'neon-java-'));
+    dirs.push(home);
+    await mkdir(join(home, 'bin'));
+    await writeFile(join(home, 'output.txt'), output);
+    const script = join(home, 'bin', 'java');
+    await writeFile(script, `#!/bin/sh\ncat "${join(home, 'output.txt')}" >&2\n`);
+    await chmod(script, 0o755);
+    return home;
+  }
+
+  async function rejectionOf(promise: Promise<unknown>): Promise<InfraError> {
+    const error: unknown = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(InfraError);
+    return error as InfraError;
+  }
+
+  it('rejects with java_missing when JAVA_HOME does not exist', async () => {
+    const error = await rejectionOf(findJava({ JAVA_HOME: '/nonexistent' }));
+    expect(error.code).toBe('java_missing');
+    expect(error.message).toBe('Java was not found (JAVA_HOME=/nonexistent)');
+    expect(error.hint).toContain('JAVA_HOME');
+  });
+
+  it('rejects with java_too_old for a Java 8 JAVA_HOME', async () => {
+    const home = await fakeJavaHome(JAVA_8_OUTPUT);
+    const error = await rejectionOf(findJava({ JAVA_HOME: home }));
+    expect(error.code).toBe('java_too_old');
+    expect(error.message).toContain('Java 8 found at /usr/lib/jvm/java-8-openjdk-amd64/jre');
+    expect(error.message).toContain(`${MINIMUM_JAVA_MAJOR}+`);
+  });
+
+  it('rejects with java_missing when the version cannot be read', async () => {
+    const home = await fakeJavaHome('nothing useful here\n');
+    const error = await rejectionOf(findJava({ JAVA_HOME: home }));
+    expect(error.code).toBe('java_missing');
+    expect(error.message).toBe(`could not read the Java version from ${join(home, 'bin', 'java')}`);
+  });
+
+  it('accepts a Java 17 JAVA_HOME and points javaBin at the reported home', async () => {
+    const home = await fakeJavaHome(JAVA_17_OUTPUT);
+    await expect(findJava({ JAVA_HOME: home })).resolves.toEqual({
+      javaBin: '/usr/lib/jvm/java-17-openjdk-amd64/bin/java',
+      javaHome: '/usr/lib/jvm/java-17-openjdk-amd64',
+      majorVersion: 17,
+    });
+  });
+
+  it('finds the Java 17+ installed on this machine', async () => {
+    const java = await findJava({ ...process.env });
+    expect(java.majorVersion).toBeGreaterThanOrEqual(17);
+    expect(java.javaBin).toBe(join(java.javaHome, 'bin', 'java'));
+  });
+});

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import {
+  newClusterId,
+  renderKafkaRuntimePom,
+  renderLog4jProperties,
+  renderServerProperties,
+} from '../../infra/kafka/kafka-config.js';
+
+/** Parses a Java properties file of `key=value` lines, failing on a repeated key. */
+function parseProperties(text: string): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    if (line.trim() === '' || line.startsWith('#')) continue;
+    const eq = line.indexOf('=');
+    expect(eq, `line without '=': ${line}`).toBeGreaterThan(0);
+    const key = line.slice(0, eq);
+    expect(map.has(key), `duplicate key ${key}`).toBe(false);
+    map.set(key, line.slice(eq + 1));
+  }
+  return map;
+}
+
+describe('renderServerProperties', () => {
+  const text = renderServerProperties({ port: 19092, controllerPort: 19093, logDirs: '/data/kafka/logs' });
+  const props = parseProperties(text);
+
+  it('ends with a newline and has one key per line, each unique', () => {
+    expect(text.endsWith('\n')).toBe(true);
+    const keys = text
+      .trim()
+      .split('\n')
+      .map((line) => line.split('=')[0]);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(props.size).toBe(keys.length);
+  });
+
+  it('listens and advertises on 127.0.0.1 with the given ports', () => {
+    expect(props.get('listeners')).toBe('PLAINTEXT://127.0.0.1:19092,CONTROLLER://127.0.0.1:19093');
+    expect(props.get('advertised.listeners')).toBe('PLAINTEXT://127.0.0.1:19092');
+    expect(props.get('controller.listener.names')).toBe('CONTROLLER');
+    expect(props.get('listener.security.protocol.map')).toBe('CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT');
+  });
+
+  it('is a single-node KRaft broker and controller', () => {
+    expect(props.get('process.roles')).toBe('broker,controller');
+    expect(props.get('node.id')).toBe('1');
+    expect(props.get('controller.quorum.voters')).toBe('1@127.0.0.1:19093');
+  });
+
+  it('uses replication factor 1 everywhere and disables topic auto-creation', () => {
+    expect(props.get('default.replication.factor')).toBe('1');
+    expect(props.get('offsets.topic.replication.factor')).toBe('1');
+    expect(props.get('transaction.state.log.replication.factor')).toBe('1');
+    expect(props.get('transaction.state.log.min.isr')).toBe('1');
+    expect(props.get('min.insync.replicas')).toBe('1');
+    expect(props.get('auto.create.topics.enable')).toBe('false');
+  });
+
+  it('writes the log directory', () => {
+    expect(props.get('log.dirs')).toBe('/data/kafka/logs');
+  });
+
+  it('follows the ports it is given', () => {
+    const other = parseProperties(renderServerProperties({ port: 9092, controllerPort: 9093, logDirs: '/x' }));
+    expect(other.get('listeners')).toBe('PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093');
+    expect(other.get('controller.quorum.voters')).toBe('1@127.0.0.1:9093');
+    expect(other.get('log.dirs')).toBe('/x');
+  });
+});
+
+describe('newClusterId', () => {
+  it('is 22 characters of base64url (16 bytes, no padding)', () => {
+    const id = newClusterId();
+    expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(Buffer.from(id, 'base64url')).toHaveLength(16);
+  });
+
+  it('differs between calls', () => {
+    const ids = new Set(Array.from({ length: 20 }, () => newClusterId()));
+    expect(ids.size).toBe(20);
+  });
+});
+
+describe('renderKafkaRuntimePom', () => {
+  const pom = renderKafkaRuntimePom('3.9.1', '2.13', '1.7.36');
+
+  it('declares Kafka and the reload4j binding with the given versions', () => {
+    expect(pom.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
+    expect(pom).toContain('<artifactId>kafka_2.13</artifactId>');
+    expect(pom).toMatch(
+      /<groupId>org\.apache\.kafka<\/groupId>\s*<artifactId>kafka_2\.13<\/artifactId>\s*<version>3\.9\.1<\/version>/,
+    );
+    expect(pom).toMatch(
+      /<groupId>org\.slf4j<\/groupId>\s*<artifactId>slf4j-reload4j<\/artifactId>\s*<version>1\.7\.36<\/version>/,
+    );
+    expect(pom).toContain('<packaging>pom</packaging>');
+  });
+});
+
+describe('renderLog4jProperties', () => {
+  it('writes the server log into the given directory', () => {
+    const props = parseProperties(renderLog4jProperties('/var/lib/neon-stream/kafka/logs'));
+    expect(props.get('log4j.appender.serverLog.File')).toBe('/var/lib/neon-stream/kafka/logs/server.log');
+    expect(props.get('log4j.rootLogger')).toBe('INFO, serverLog');
+  });
+});
