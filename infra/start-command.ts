@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadLocalInfraConfig } from '../schemas/local-infra-config.js';
+import { loadLocalInfraConfig, type LocalInfraConfig } from '../schemas/local-infra-config.js';
 import {
   downLocalInfrastructure,
   localEndpoints,
@@ -7,6 +7,46 @@ import {
   upLocalInfrastructure,
 } from './local-infrastructure.js';
 import { runSelfCheck } from './self-check.js';
+
+/**
+ * Waits for SIGINT / SIGTERM while checking the services every few seconds; resolves with a reason
+ * if one of them stops answering. The interval also keeps the event loop alive — signal listeners
+ * alone do not, and Node would otherwise exit (skipping the clean-up) right after start-up.
+ */
+function stillStopping(): void {
+  process.stdout.write('still stopping the servers; this takes a few seconds\n');
+}
+
+async function runUntilSignal(config: LocalInfraConfig): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let checking = false;
+    const finish = (reason?: string): void => {
+      clearInterval(watch);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      // Ctrl-C reaches us twice (from the terminal and relayed by a wrapper such as tsx or npm); a
+      // second signal during clean-up must not kill us halfway through stopping the servers.
+      process.on('SIGINT', stillStopping);
+      process.on('SIGTERM', stillStopping);
+      resolve(reason);
+    };
+    const onSignal = (): void => finish();
+    const watch = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      void localInfrastructureStatus(config)
+        .then((statuses) => {
+          const down = statuses.filter((s) => s.state !== 'ready');
+          if (down.length > 0) finish(down.map((s) => `${s.service} is ${s.state} (${s.detail})`).join('; '));
+        })
+        .finally(() => {
+          checking = false;
+        });
+    }, 10_000);
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
 
 /**
  * `neon start` — for now the foundation only: the streaming pipeline and the embedded transport are
@@ -34,10 +74,11 @@ export function registerStartCommand(program: Command): void {
         say(`ready: KAFKA_BROKERS=${endpoints.kafkaBrokers.join(',')} ES_URL=${endpoints.elasticsearchUrl}`);
         if (!flags.once) {
           say('press Ctrl-C to stop');
-          await new Promise<void>((resolve) => {
-            process.once('SIGINT', () => resolve());
-            process.once('SIGTERM', () => resolve());
-          });
+          const problem = await runUntilSignal(config);
+          if (problem) {
+            say(`stopping: ${problem}`);
+            process.exitCode = 1;
+          }
         }
       } finally {
         const ours = (['kafka', 'elasticsearch'] as const).filter((s) => !alreadyRunning.has(s));
