@@ -1,0 +1,92 @@
+import type { Sink } from './sink.js';
+import { StageError } from './stage-error.js';
+import type { OutgoingRecord, TransportProducer } from './transport.js';
+
+export interface TopicRecord extends OutgoingRecord {
+  topic: string;
+}
+
+export interface KafkaSinkOptions {
+  /** Records gathered into one produce request. */
+  maxBatch?: number;
+  /** How long a record may wait for companions before the batch is sent. */
+  lingerMs?: number;
+}
+
+/**
+ * Writes stage outputs to topics. Writes are gathered for `lingerMs` into one produce call per
+ * topic (the producer is idempotent and waits for all in-sync replicas), and each `write` resolves
+ * only when its record is acknowledged. The number of waiting records is bounded by the stage's
+ * in-flight limit, since every record belongs to an admitted input.
+ */
+export class KafkaSink implements Sink<TopicRecord> {
+  readonly name: string;
+  private pending: { record: TopicRecord; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly maxBatch: number;
+  private readonly lingerMs: number;
+  private inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly producer: TransportProducer,
+    options: KafkaSinkOptions & { name?: string } = {},
+  ) {
+    this.name = options.name ?? 'kafka';
+    this.maxBatch = options.maxBatch ?? 500;
+    this.lingerMs = options.lingerMs ?? 5;
+  }
+
+  write(record: TopicRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ record, resolve, reject });
+      if (this.pending.length >= this.maxBatch) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), this.lingerMs);
+    });
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    const byTopic = new Map<string, typeof batch>();
+    for (const item of batch) byTopic.set(item.record.topic, [...(byTopic.get(item.record.topic) ?? []), item]);
+    for (const [topic, items] of byTopic) {
+      const sending = this.producer
+        .send(
+          topic,
+          items.map(({ record }) => ({
+            key: record.key,
+            value: record.value,
+            ...(record.headers ? { headers: record.headers } : {}),
+            ...(record.partition === undefined ? {} : { partition: record.partition }),
+          })),
+        )
+        .then(
+          () => {
+            for (const item of items) item.resolve();
+          },
+          (error: unknown) => {
+            // The client already retried; what is left is an outage worth retrying at stage level.
+            const failure = new StageError(
+              'kafka_unavailable',
+              `producing to ${topic} failed: ${String(error)}`,
+              this.name,
+              {
+                cause: error,
+              },
+            );
+            for (const item of items) item.reject(failure);
+          },
+        );
+      this.inFlight.add(sending);
+      void sending.finally(() => this.inFlight.delete(sending));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.flush();
+    await Promise.all([...this.inFlight]);
+  }
+}

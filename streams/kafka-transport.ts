@@ -1,0 +1,189 @@
+import type { Consumer, Kafka, Producer } from 'kafkajs';
+import { CompressionTypes, Partitioners } from 'kafkajs';
+import type {
+  ConsumerCallbacks,
+  ConsumerOptions,
+  OutgoingRecord,
+  TopicPartition,
+  TopicSpec,
+  Transport,
+  TransportConsumer,
+  TransportProducer,
+} from './transport.js';
+
+export interface KafkaTransportOptions {
+  /** Partitions of one consumer processed side by side (order is kept within each). */
+  partitionsConsumedConcurrently?: number;
+  /** Bounds what the client prefetches per partition, so memory stays bounded when paused. */
+  maxBytesPerPartition?: number;
+  sessionTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+}
+
+class KafkaTransportConsumer implements TransportConsumer {
+  private readonly consumer: Consumer;
+  private running = false;
+
+  constructor(
+    kafka: Kafka,
+    private readonly options: ConsumerOptions,
+    private readonly settings: Required<KafkaTransportOptions>,
+  ) {
+    this.consumer = kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: settings.sessionTimeoutMs,
+      heartbeatInterval: settings.heartbeatIntervalMs,
+      maxBytesPerPartition: settings.maxBytesPerPartition,
+      maxBytes: settings.maxBytesPerPartition * 8,
+      // A restarted member should get its partitions back quickly rather than wait out rebalances.
+      rebalanceTimeout: settings.sessionTimeoutMs * 2,
+      retry: { retries: 8 },
+    });
+  }
+
+  async start(callbacks: ConsumerCallbacks): Promise<void> {
+    const { consumer } = this;
+    consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      const assigned: TopicPartition[] = [];
+      for (const [topic, partitions] of Object.entries(event.payload.memberAssignment)) {
+        for (const partition of partitions) assigned.push({ topic, partition });
+      }
+      callbacks.onAssignment(assigned);
+    });
+    consumer.on(consumer.events.CRASH, (event) => {
+      if (!event.payload.restart) callbacks.onCrash?.(event.payload.error);
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: this.options.topics, fromBeginning: this.options.fromBeginning ?? true });
+    this.running = true;
+    await consumer.run({
+      autoCommit: false, // offsets are committed by the runtime's watermarks, never by the client
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
+      eachBatch: async (payload) => {
+        const { batch } = payload;
+        callbacks.onLag?.(batch.topic, batch.partition, Number(batch.offsetLag()));
+        for (const message of batch.messages) {
+          if (!payload.isRunning() || payload.isStale()) break;
+          const accepted = await callbacks.deliver(
+            {
+              topic: batch.topic,
+              partition: batch.partition,
+              offset: message.offset,
+              key: message.key,
+              value: message.value,
+              headers: message.headers ?? {},
+              timestamp: message.timestamp,
+            },
+            () => payload.heartbeat(),
+          );
+          if (!accepted) break;
+          // Moves the fetch position only: with autoCommit off, nothing is committed by this.
+          payload.resolveOffset(message.offset);
+        }
+      },
+    });
+  }
+
+  pause(): void {
+    if (this.running) this.consumer.pause(this.options.topics.map((topic) => ({ topic })));
+  }
+
+  resume(): void {
+    if (this.running) this.consumer.resume(this.options.topics.map((topic) => ({ topic })));
+  }
+
+  async commit(offsets: (TopicPartition & { offset: bigint })[]): Promise<void> {
+    if (offsets.length === 0) return;
+    await this.consumer.commitOffsets(
+      offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset.toString() })),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.consumer.stop();
+  }
+
+  async disconnect(): Promise<void> {
+    this.running = false;
+    await this.consumer.disconnect();
+  }
+}
+
+class KafkaTransportProducer implements TransportProducer {
+  private connected: Promise<void> | undefined;
+
+  constructor(private readonly producer: Producer) {}
+
+  async send(topic: string, records: OutgoingRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    this.connected ??= this.producer.connect();
+    await this.connected;
+    await this.producer.send({
+      topic,
+      acks: -1,
+      compression: CompressionTypes.None,
+      messages: records.map((record) => ({
+        key: record.key,
+        value: record.value,
+        ...(record.headers ? { headers: record.headers } : {}),
+        ...(record.partition === undefined ? {} : { partition: record.partition }),
+      })),
+    });
+  }
+
+  async disconnect(): Promise<void> {
+    if (this.connected) await this.producer.disconnect();
+  }
+}
+
+/** Cluster mode: real Kafka through kafkajs. */
+export function createKafkaTransport(kafka: Kafka, options: KafkaTransportOptions = {}): Transport {
+  const settings: Required<KafkaTransportOptions> = {
+    partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 3,
+    maxBytesPerPartition: options.maxBytesPerPartition ?? 1_048_576,
+    sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? 3_000,
+  };
+  const producers: TransportProducer[] = [];
+  return {
+    kind: 'kafka',
+    consumer: (consumerOptions) => new KafkaTransportConsumer(kafka, consumerOptions, settings),
+    producer: () => {
+      // Idempotent: a retried send never writes a record twice within the producer's session.
+      const producer = new KafkaTransportProducer(
+        kafka.producer({
+          idempotent: true,
+          maxInFlightRequests: 1,
+          createPartitioner: Partitioners.DefaultPartitioner,
+        }),
+      );
+      producers.push(producer);
+      return producer;
+    },
+    ensureTopics: async (specs: TopicSpec[]) => {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        const existing = new Set(await admin.listTopics());
+        const missing = specs.filter((spec) => !existing.has(spec.topic));
+        if (missing.length === 0) return;
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((spec) => ({
+            topic: spec.topic,
+            numPartitions: spec.partitions,
+            replicationFactor: spec.replicationFactor ?? 1,
+            configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
+          })),
+        });
+      } finally {
+        await admin.disconnect();
+      }
+    },
+    close: async () => {
+      await Promise.all(producers.map((p) => p.disconnect()));
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * Failures inside the pipeline as values: a closed set of codes (safe as metric labels), whether a
+ * retry can help, and the stage they happened in. Anything that is not a StageError is a bug and is
+ * treated as fatal.
+ */
+export const STAGE_ERROR_CODES = [
+  // The input cannot be read: dead-lettered with its original bytes.
+  'undecodable',
+  'unknown_schema',
+  'invalid_record',
+  // The processor rejected this input for good.
+  'processor_rejected',
+  // Elasticsearch refused a document for good (mapping conflict, malformed document).
+  'es_document_rejected',
+  // Transient: worth retrying with backoff.
+  'es_unavailable',
+  'kafka_unavailable',
+  'timeout',
+  // Cannot continue without an operator: bad credentials, missing permission, failed dead-letter write.
+  'es_unauthorized',
+  'dead_letter_failed',
+  'internal',
+] as const;
+
+export type StageErrorCode = (typeof STAGE_ERROR_CODES)[number];
+
+/** How a failure is handled. */
+export type Disposition = 'retry' | 'dead_letter' | 'fatal';
+
+const FATAL_CODES: ReadonlySet<StageErrorCode> = new Set(['es_unauthorized', 'dead_letter_failed', 'internal']);
+const RETRIABLE_CODES: ReadonlySet<StageErrorCode> = new Set(['es_unavailable', 'kafka_unavailable', 'timeout']);
+
+export class StageError extends Error {
+  override readonly name = 'StageError';
+
+  constructor(
+    readonly code: StageErrorCode,
+    message: string,
+    readonly stage = 'unknown',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  get retriable(): boolean {
+    return RETRIABLE_CODES.has(this.code);
+  }
+
+  get disposition(): Disposition {
+    if (FATAL_CODES.has(this.code)) return 'fatal';
+    return this.retriable ? 'retry' : 'dead_letter';
+  }
+}
+
+/** Anything thrown that is not a StageError is a bug: fatal, never dead-lettered as the input's fault. */
+export function asStageError(error: unknown, stage: string): StageError {
+  if (error instanceof StageError) return error;
+  return new StageError('internal', error instanceof Error ? error.message : String(error), stage, { cause: error });
+}

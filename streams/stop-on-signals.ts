@@ -1,0 +1,43 @@
+/**
+ * Graceful shutdown for a process running stages: on SIGTERM or SIGINT stop fetching, drain,
+ * commit and close — and if that has not finished within the budget (Kubernetes kills at 30 s),
+ * exit anyway: anything uncommitted is redelivered to the next run, so a forced exit loses nothing.
+ */
+export function stopOnSignals(
+  stop: () => Promise<void>,
+  options: { budgetMs?: number; exit?: (code: number) => void; log?: (line: string) => void } = {},
+): () => void {
+  const budgetMs = options.budgetMs ?? 30_000;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      log(`${signal} again: still draining (at most ${budgetMs / 1000} s in all)`);
+      return;
+    }
+    stopping = true;
+    log(`${signal}: stopping — no new records, draining in-flight work, committing`);
+    const timer = setTimeout(() => {
+      log(`shutdown did not finish within ${budgetMs / 1000} s; exiting (uncommitted work will be redelivered)`);
+      exit(1);
+    }, budgetMs);
+    stop().then(
+      () => {
+        clearTimeout(timer);
+        exit(0);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        log(`stopped after a failure: ${error instanceof Error ? error.message : String(error)}`);
+        exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+}

@@ -1,0 +1,220 @@
+import type { Client } from '@elastic/elasticsearch';
+import type { Admin, Kafka } from 'kafkajs';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { avroRegistry } from '../../schemas/avro-registry.js';
+import { SCHEMA_ID_HEADER } from '../../schemas/avro-codec.js';
+import { createMetricsRegistry, stageMetrics } from '../../streams/metrics.js';
+import { DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
+import { documentIds, encodeArticle, sampleArticle, startPassthroughStage } from '../fixtures/passthrough-stage.js';
+import { testElasticsearch, testKafka } from '../harness/clients.js';
+import { passthroughScenario, produce } from '../harness/passthrough-scenario.js';
+import {
+  assertCommittedToEnd,
+  assertExactDocuments,
+  committedToEnd,
+  readTopic,
+  waitUntil,
+} from '../harness/invariants.js';
+
+/**
+ * The stage runtime's promises on real Kafka and a real Elasticsearch node: exact documents after
+ * fan-out, poison dead-lettered with its specific code while everything else flows, and the
+ * in-flight bound holding under a slow sink.
+ */
+
+let kafka: Kafka;
+let admin: Admin;
+let es: Client;
+const cleanup: { topics: string[]; indices: string[] } = { topics: [], indices: [] };
+
+beforeAll(async () => {
+  kafka = testKafka();
+  admin = kafka.admin();
+  await admin.connect();
+  es = testElasticsearch();
+});
+
+afterAll(async () => {
+  await admin.deleteTopics({ topics: cleanup.topics }).catch(() => undefined);
+  await admin.disconnect();
+  for (const index of cleanup.indices) await es.indices.delete({ index }, { ignore: [404] });
+  await es.close();
+});
+
+describe('stage runtime on real Kafka and Elasticsearch', () => {
+  it('turns 10,000 records with fan-out into exactly the expected documents, and commits to the end', async () => {
+    const s = await passthroughScenario(admin, es, cleanup, 'tenk');
+    const articles = Array.from({ length: 10_000 }, (_, i) => sampleArticle(i));
+    await produce(
+      kafka,
+      s.input,
+      articles.map((a) => ({ key: a.id, ...encodeArticle(a) })),
+    );
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    const started = Date.now();
+    const stage = await startPassthroughStage({
+      brokers: inject('kafkaBrokers'),
+      elasticsearchUrl: inject('elasticsearchUrl'),
+      inputTopic: s.input,
+      index: s.index,
+      groupId: s.group,
+      deadLetterTopic: s.dlq,
+      metrics: stageMetrics(registry, 'passthrough'),
+    });
+    await waitUntil(() => committedToEnd(admin, s.group, s.input), 120_000, 'all offsets committed');
+    const seconds = (Date.now() - started) / 1000;
+    await stage.stop();
+    await stage.done;
+    const expected = articles.flatMap((a) => documentIds(a.id));
+    await assertExactDocuments(es, s.index, expected);
+    await assertCommittedToEnd(admin, s.group, s.input);
+    expect(stage.stats()).toMatchObject({ received: 10_000, completed: 10_000, deadLettered: 0, inFlight: 0 });
+    const exposition = await registry.metrics();
+    expect(exposition).toContain('neon_stage_records_received_total{stage="passthrough"} 10000');
+    expect(exposition).toContain(
+      `neon_stage_records_sent_total{stage="passthrough",sink="elasticsearch"} ${expected.length}`,
+    );
+    process.stderr.write(
+      `[throughput] 10,000 records → ${expected.length} documents in ${seconds.toFixed(1)} s (${Math.round(10_000 / seconds)} records/s)\n`,
+    );
+  });
+
+  it('dead-letters 1 % poison once each with its specific code, indexes everything else, leaves no partition stuck', async () => {
+    const s = await passthroughScenario(admin, es, cleanup, 'poison');
+    const total = 5_000;
+    const articleType = avroRegistry.currentType('Article');
+    const goodHeaders = encodeArticle(sampleArticle(0)).headers;
+    const poisonKinds = ['random_bytes', 'unknown_schema', 'truncated', 'invalid_values'] as const;
+    const expectedCode = {
+      random_bytes: 'undecodable',
+      unknown_schema: 'unknown_schema',
+      truncated: 'undecodable',
+      invalid_values: 'invalid_record',
+    };
+    const poison = new Map<string, (typeof poisonKinds)[number]>();
+    const messages = Array.from({ length: total }, (_, i) => {
+      const article = sampleArticle(i);
+      if (i % 100 !== 37) return { key: article.id, ...encodeArticle(article) };
+      const kind = poisonKinds[((i / 100) % poisonKinds.length) | 0]!;
+      poison.set(article.id, kind);
+      const valid = encodeArticle(article).value;
+      switch (kind) {
+        case 'random_bytes':
+          return { key: article.id, value: randomBytes(40), headers: goodHeaders };
+        case 'unknown_schema':
+          return { key: article.id, value: valid, headers: { [SCHEMA_ID_HEADER]: 'Article@00000000deadbeef' } };
+        case 'truncated':
+          return { key: article.id, value: valid.subarray(0, valid.length - 7), headers: goodHeaders };
+        case 'invalid_values':
+          // Valid Avro, impossible content: written with the raw type to get past the encoder's checks.
+          return {
+            key: article.id,
+            value: articleType.toBuffer({ ...article, published_at: -5, id: '' }),
+            headers: goodHeaders,
+          };
+      }
+    });
+    await produce(kafka, s.input, messages);
+    const stage = await startPassthroughStage({
+      brokers: inject('kafkaBrokers'),
+      elasticsearchUrl: inject('elasticsearchUrl'),
+      inputTopic: s.input,
+      index: s.index,
+      groupId: s.group,
+      deadLetterTopic: s.dlq,
+    });
+    await waitUntil(() => committedToEnd(admin, s.group, s.input), 120_000, 'all offsets committed');
+    await stage.stop();
+    await stage.done;
+
+    const dead = await readTopic(kafka, s.dlq, poison.size);
+    expect(dead).toHaveLength(poison.size);
+    const byKey = new Map<string, (typeof dead)[number]>();
+    for (const letter of dead) {
+      expect(letter.headers[DLQ_HEADERS.topic]).toBe(s.input);
+      const key = [...poison.keys()].find((id) =>
+        messages.find((m) => m.key === id)?.value.equals(letter.value ?? Buffer.alloc(0)),
+      );
+      expect(key, 'dead letter carries the original bytes').toBeDefined();
+      byKey.set(key!, letter);
+      expect(letter.headers[DLQ_HEADERS.errorCode]).toBe(expectedCode[poison.get(key!)!]);
+      expect(letter.headers[DLQ_HEADERS.processor]).toBe('passthrough');
+      expect(letter.headers[DLQ_HEADERS.errorMessage]!.length).toBeGreaterThan(0);
+    }
+    expect(byKey.size, 'each poison record dead-lettered once').toBe(poison.size);
+    const good = Array.from({ length: total }, (_, i) => sampleArticle(i).id).filter((id) => !poison.has(id));
+    await assertExactDocuments(
+      es,
+      s.index,
+      good.flatMap((id) => documentIds(id)),
+    );
+    await assertCommittedToEnd(admin, s.group, s.input);
+  });
+
+  it('keeps in-flight work within the bound under a slow sink, with flat memory', async () => {
+    const s = await passthroughScenario(admin, es, cleanup, 'slow');
+    const total = 3_000;
+    const padding = 'x'.repeat(20_000); // 20 kB per record: ~60 MB would pile up if anything buffered without bound
+    const articles = Array.from({ length: total }, (_, i) => ({ ...sampleArticle(i), text: padding }));
+    await produce(
+      kafka,
+      s.input,
+      articles.map((a) => ({ key: a.id, ...encodeArticle(a) })),
+      40, // the broker takes at most 1 MB per request
+    );
+    const limit = 20;
+    let maxConcurrentWrites = 0;
+    let writes = 0;
+    const heapSamples: number[] = [];
+    const sampler = setInterval(() => heapSamples.push(process.memoryUsage().heapUsed), 100);
+    const stage = await startPassthroughStage({
+      brokers: inject('kafkaBrokers'),
+      elasticsearchUrl: inject('elasticsearchUrl'),
+      inputTopic: s.input,
+      index: s.index,
+      groupId: s.group,
+      deadLetterTopic: s.dlq,
+      maxInFlight: limit,
+      wrapSink: (sink) => {
+        const inner = sink;
+        return {
+          name: inner.name,
+          write: async (request) => {
+            writes += 1;
+            maxConcurrentWrites = Math.max(maxConcurrentWrites, writes);
+            await new Promise((resolve) => setTimeout(resolve, 3));
+            try {
+              await inner.write(request);
+            } finally {
+              writes -= 1;
+            }
+          },
+          close: () => inner.close(),
+        };
+      },
+    });
+    const inFlightSamples: number[] = [];
+    const watcher = setInterval(() => inFlightSamples.push(stage.stats().inFlight), 20);
+    await waitUntil(() => committedToEnd(admin, s.group, s.input), 180_000, 'all offsets committed');
+    clearInterval(watcher);
+    clearInterval(sampler);
+    await stage.stop();
+    await stage.done;
+    expect(Math.max(...inFlightSamples)).toBeLessThanOrEqual(limit);
+    expect(stage.stats().maxInFlightObserved).toBe(limit);
+    // Each input has at most 2 outputs, so concurrent sink writes are bounded by twice the limit.
+    expect(maxConcurrentWrites).toBeLessThanOrEqual(2 * limit);
+    const settled = heapSamples.slice(Math.floor(heapSamples.length / 4));
+    const growthMb = (Math.max(...settled) - Math.min(...settled)) / 1e6;
+    process.stderr.write(
+      `[memory] slow sink: heap range ${growthMb.toFixed(1)} MB over ${heapSamples.length} samples; max in flight ${stage.stats().maxInFlightObserved}/${limit}\n`,
+    );
+    expect(growthMb).toBeLessThan(45);
+    await assertExactDocuments(
+      es,
+      s.index,
+      articles.flatMap((a) => documentIds(a.id)),
+    );
+  });
+});

@@ -1,0 +1,199 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  decodeRecord,
+  decodeWithReaderSchema,
+  encodeRecord,
+  encodeWithSchema,
+  RecordCodecError,
+  SCHEMA_ID_HEADER,
+} from '../../schemas/avro-codec.js';
+import { avroRegistry, currentSchemaId, loadAvroRegistry, typeForSchemaId } from '../../schemas/avro-registry.js';
+import { findAvroDir } from '../../schemas/avro-schema-files.js';
+import { FIXTURES, NOW } from './avro-fixtures.js';
+
+const options = { now: NOW };
+const AVRO_DIR = findAvroDir();
+
+/** Ids of the schemas this build ships. Changing one means the bytes on the wire changed. */
+const SCHEMA_IDS = {
+  Answer: 'Answer@102b32f4e8da928e',
+  Article: 'Article@a7de5fb23237dd92',
+  Chunk: 'Chunk@44193e6f3fd87c61',
+  Interaction: 'Interaction@23f721409f0eeb33',
+  MarkedArticle: 'MarkedArticle@ab6a5d3da00e8311',
+  Mention: 'Mention@548e72d021d2d441',
+  Query: 'Query@7b612d6f98bbdb36',
+  SpikeAlert: 'SpikeAlert@2920f90411858966',
+} as const;
+const ARTICLE_V1_ID = 'Article@8811f480d75b2b0e';
+
+function codecError(run: () => unknown): RecordCodecError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(RecordCodecError);
+    return error as RecordCodecError;
+  }
+  throw new Error('expected a RecordCodecError');
+}
+
+/** The fixture as a producer on history/Article.1 would have written it. */
+const articleV1 = Object.fromEntries(
+  Object.entries(FIXTURES.Article).filter(([field]) => field !== 'language' && field !== 'version'),
+);
+
+describe('schema ids', () => {
+  it('are stable: a change here is a wire change, so keep the old .avsc under history/ and update this table', () => {
+    for (const [name, id] of Object.entries(SCHEMA_IDS)) {
+      expect(currentSchemaId(name as keyof typeof SCHEMA_IDS)).toBe(id);
+    }
+    expect(avroRegistry.schemas.map((s) => s.id).sort()).toEqual([...Object.values(SCHEMA_IDS), ARTICLE_V1_ID].sort());
+  });
+
+  it('are Name@ plus 16 hex digits of the canonical form, which docs and defaults do not touch', () => {
+    for (const schema of avroRegistry.schemas) expect(schema.id).toMatch(/^[A-Za-z]+@[0-9a-f]{16}$/);
+    expect(avroRegistry.schemaForId(ARTICLE_V1_ID)).toMatchObject({ recordName: 'Article', revision: 1 });
+    expect(typeForSchemaId(ARTICLE_V1_ID)).toBeDefined();
+    expect(typeForSchemaId('Article@ffffffffffffffff')).toBeUndefined();
+  });
+});
+
+describe('Article evolution', () => {
+  it('reads an Article written with history/Article.1 with the defaults of the new fields (backward)', () => {
+    const old = encodeWithSchema(ARTICLE_V1_ID, articleV1, options);
+    expect(old.headers).toEqual({ [SCHEMA_ID_HEADER]: ARTICLE_V1_ID });
+    const article = decodeRecord('Article', old.value, old.headers, options);
+    expect(article).toEqual({ ...articleV1, language: null, version: 1 });
+  });
+
+  it('lets a reader still on history/Article.1 read a current Article, dropping the new fields (forward)', () => {
+    const current = encodeRecord('Article', FIXTURES.Article, options);
+    const seenByOldReader = decodeWithReaderSchema(ARTICLE_V1_ID, current.value, current.headers, options);
+    expect(seenByOldReader).toEqual(articleV1);
+    expect(Object.keys(seenByOldReader as object)).not.toContain('language');
+  });
+
+  it('validates values written with the old schema too', () => {
+    const bytes = typeForSchemaId(ARTICLE_V1_ID)!.toBuffer({ ...articleV1, url: 'mailto:desk@example.com' });
+    const error = codecError(() => decodeRecord('Article', bytes, { [SCHEMA_ID_HEADER]: ARTICLE_V1_ID }, options));
+    expect(error.code).toBe('invalid_record');
+    expect(error.schemaId).toBe(ARTICLE_V1_ID);
+    expect(error.paths).toEqual(['url']);
+  });
+
+  it('refuses truncated bytes of an old writer as undecodable', () => {
+    const old = encodeWithSchema(ARTICLE_V1_ID, articleV1, options);
+    const error = codecError(() =>
+      decodeRecord('Article', old.value.subarray(0, old.value.length - 2), old.headers, options),
+    );
+    expect(error.code).toBe('undecodable');
+  });
+});
+
+describe('registries built from other schema directories', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  function copyOfSchemas(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'neon-avro-'));
+    dirs.push(dir);
+    cpSync(AVRO_DIR, dir, { recursive: true });
+    return dir;
+  }
+
+  function editSchema(dir: string, file: string, edit: (schema: Record<string, unknown>) => void): void {
+    const schema = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Record<string, unknown>;
+    edit(schema);
+    writeFileSync(join(dir, file), JSON.stringify(schema, null, 2));
+  }
+
+  function fields(schema: Record<string, unknown>): { name: string; type: unknown; default?: unknown }[] {
+    return schema['fields'] as { name: string; type: unknown; default?: unknown }[];
+  }
+
+  it('maps an entity type the reader does not know to OTHER (enum default)', () => {
+    const dir = copyOfSchemas();
+    cpSync(join(dir, 'Mention.avsc'), join(dir, 'history', 'Mention.2.avsc'));
+    editSchema(dir, 'history/Mention.2.avsc', (schema) => {
+      const entityType = fields(schema).find((f) => f.name === 'entity_type')!.type as { symbols: string[] };
+      entityType.symbols.push('PRODUCT');
+    });
+    const registry = loadAvroRegistry(dir);
+    const newer = registry.schemas.find((s) => s.file === 'history/Mention.2.avsc')!;
+    const written = encodeWithSchema(
+      newer.id,
+      { ...FIXTURES.Mention, entity_type: 'PRODUCT' },
+      { ...options, registry },
+    );
+    const mention = decodeRecord('Mention', written.value, written.headers, { ...options, registry });
+    expect(mention.entity_type).toBe('OTHER');
+  });
+
+  it('refuses at load a historical schema the current reader cannot resolve', () => {
+    const dir = copyOfSchemas();
+    cpSync(join(dir, 'history', 'Article.1.avsc'), join(dir, 'history', 'Article.2.avsc'));
+    editSchema(dir, 'history/Article.2.avsc', (schema) => {
+      schema['fields'] = fields(schema).filter((f) => f.name !== 'title');
+    });
+    expect(() => loadAvroRegistry(dir)).toThrow(
+      /Article.avsc cannot read records written with history\/Article.2.avsc/,
+    );
+  });
+
+  it('refuses a new required field without a default, which old records could not fill', () => {
+    const dir = copyOfSchemas();
+    const addSection = (schema: Record<string, unknown>): void => {
+      fields(schema).push({ name: 'section', type: 'string' });
+    };
+    editSchema(dir, 'Article.avsc', addSection);
+    // MarkedArticle embeds Article, and its copy must stay identical.
+    editSchema(dir, 'MarkedArticle.avsc', (schema) => {
+      addSection(fields(schema).find((f) => f.name === 'article')!.type as Record<string, unknown>);
+    });
+    expect(() => loadAvroRegistry(dir)).toThrow(/cannot read records written with history\/Article.1.avsc/);
+  });
+
+  it('refuses a historical schema identical on the wire to another', () => {
+    const dir = copyOfSchemas();
+    cpSync(join(dir, 'Article.avsc'), join(dir, 'history', 'Article.2.avsc'));
+    editSchema(dir, 'history/Article.2.avsc', (schema) => {
+      schema['doc'] = 'Only the doc differs.';
+    });
+    expect(() => loadAvroRegistry(dir)).toThrow(/same canonical form/);
+  });
+
+  it('refuses copies of a shared type that drifted apart', () => {
+    const dir = copyOfSchemas();
+    editSchema(dir, 'MarkedArticle.avsc', (schema) => {
+      const article = fields(schema).find((f) => f.name === 'article')!.type as Record<string, unknown>;
+      article['fields'] = fields(article).filter((f) => f.name !== 'version');
+    });
+    expect(() => loadAvroRegistry(dir)).toThrow(
+      /neon.Article is defined differently in Article.avsc and MarkedArticle.avsc/,
+    );
+  });
+
+  it('refuses a schema file that records.generated.ts does not know', () => {
+    const dir = copyOfSchemas();
+    cpSync(join(dir, 'Mention.avsc'), join(dir, 'Signal.avsc'));
+    editSchema(dir, 'Signal.avsc', (schema) => {
+      schema['name'] = 'Signal';
+      schema['fields'] = fields(schema).filter((f) => f.name !== 'entity_type');
+    });
+    expect(() => loadAvroRegistry(dir)).toThrow(/not generated: Signal.*generate-record-types/);
+  });
+});
+
+describe('finding the schemas', () => {
+  it('works from the compiled dist/schemas/ too, where the .avsc files are not copied', () => {
+    const root = join(AVRO_DIR, '..', '..');
+    const compiledModule = pathToFileURL(join(root, 'dist', 'schemas', 'avro-registry.js')).href;
+    expect(findAvroDir(compiledModule)).toBe(AVRO_DIR);
+  });
+});
