@@ -131,14 +131,17 @@ export function createRecordSource(transport: Transport, options: RecordSourceOp
     },
     async stop(drainMs: number) {
       const deadline = Date.now() + drainMs;
+      // Order matters: the group must still be live for the final commit (kafkajs forgets it on
+      // stop), so pause fetching and drain first, commit, and only then leave the group.
       gate.close();
-      await consumer.stop().catch((error: unknown) => log('warn', 'consumer stop failed', { error: String(error) }));
+      consumer.pause();
       while (gate.inFlight > 0 && Date.now() < deadline) await sleep(20);
       if (gate.inFlight > 0)
         log('warn', 'stopped with records in flight; they will be redelivered', { inFlight: gate.inFlight });
       if (commitTimer) clearInterval(commitTimer);
       await committing;
       await commit();
+      await consumer.stop().catch((error: unknown) => log('warn', 'consumer stop failed', { error: String(error) }));
       subject.complete();
       await consumer.disconnect().catch(() => undefined);
     },

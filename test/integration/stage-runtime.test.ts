@@ -1,5 +1,5 @@
 import type { Client } from '@elastic/elasticsearch';
-import type { Admin, Kafka } from 'kafkajs';
+import { ConfigResourceTypes, type Admin, type Kafka } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { avroRegistry } from '../../schemas/avro-registry.js';
@@ -9,6 +9,8 @@ import { DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
 import { documentIds, encodeArticle, sampleArticle, startPassthroughStage } from '../fixtures/passthrough-stage.js';
 import { testElasticsearch, testKafka } from '../harness/clients.js';
 import { passthroughScenario, produce } from '../harness/passthrough-scenario.js';
+import { freshTopic } from '../harness/fresh-names.js';
+import { createKafkaTransport } from '../../streams/kafka-transport.js';
 import {
   assertCommittedToEnd,
   assertExactDocuments,
@@ -216,5 +218,91 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
       s.index,
       articles.flatMap((a) => documentIds(a.id)),
     );
+  });
+
+  it('hands partitions over through rebalances (a second member joins, the first leaves) with exact documents', async () => {
+    const s = await passthroughScenario(admin, es, cleanup, 'rebalance');
+    const articles = Array.from({ length: 12_000 }, (_, i) => sampleArticle(i));
+    await produce(
+      kafka,
+      s.input,
+      articles.map((a) => ({ key: a.id, ...encodeArticle(a) })),
+    );
+    const settings = {
+      brokers: inject('kafkaBrokers'),
+      elasticsearchUrl: inject('elasticsearchUrl'),
+      inputTopic: s.input,
+      index: s.index,
+      groupId: s.group,
+      deadLetterTopic: s.dlq,
+      maxInFlight: 50,
+      sessionTimeoutMs: 10_000,
+    };
+    const first = await startPassthroughStage(settings);
+    await waitUntil(() => first.stats().completed > 1000, 60_000, 'the first member to make progress');
+    const second = await startPassthroughStage(settings);
+    await waitUntil(() => second.stats().received > 0, 60_000, 'the second member to receive partitions');
+    await first.stop();
+    await first.done;
+    await waitUntil(() => committedToEnd(admin, s.group, s.input), 120_000, 'all offsets committed');
+    await second.stop();
+    await second.done;
+    await assertExactDocuments(
+      es,
+      s.index,
+      articles.flatMap((a) => documentIds(a.id)),
+    );
+    await assertCommittedToEnd(admin, s.group, s.input);
+    const received = first.stats().received + second.stats().received;
+    expect(received).toBeGreaterThanOrEqual(articles.length);
+    process.stderr.write(
+      `[rebalance] first member ${first.stats().received} inputs, second ${second.stats().received}; ${received - articles.length} redelivered\n`,
+    );
+  });
+
+  it('creates topics idempotently with their partitions and configs', async () => {
+    const transport = createKafkaTransport(testKafka());
+    const topic = freshTopic('admin');
+    cleanup.topics.push(topic);
+    const spec = { topic, partitions: 4, configs: { 'retention.ms': '3600000' } };
+    await transport.ensureTopics([spec]);
+    await transport.ensureTopics([spec]);
+    const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+    expect(metadata.topics[0]!.partitions).toHaveLength(4);
+    const configs = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms'] }],
+    });
+    expect(configs.resources[0]!.configEntries[0]!.configValue).toBe('3600000');
+    await transport.close();
+  });
+
+  it('commits everything it drained when stopped in the middle of the stream', async () => {
+    const s = await passthroughScenario(admin, es, cleanup, 'midstop');
+    const articles = Array.from({ length: 8_000 }, (_, i) => sampleArticle(i));
+    await produce(
+      kafka,
+      s.input,
+      articles.map((a) => ({ key: a.id, ...encodeArticle(a) })),
+    );
+    const stage = await startPassthroughStage({
+      brokers: inject('kafkaBrokers'),
+      elasticsearchUrl: inject('elasticsearchUrl'),
+      inputTopic: s.input,
+      index: s.index,
+      groupId: s.group,
+      deadLetterTopic: s.dlq,
+      maxInFlight: 50,
+    });
+    await waitUntil(() => stage.stats().completed > 500, 60_000, 'progress');
+    await stage.stop();
+    await stage.done;
+    const { received, completed, inFlight } = stage.stats();
+    expect(inFlight).toBe(0);
+    expect(completed).toBe(received);
+    expect(received).toBeLessThan(articles.length);
+    const [committed] = await admin.fetchOffsets({ groupId: s.group, topics: [s.input] });
+    const committedCount = committed!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
+    expect(committedCount, 'the final commit covers every drained record').toBe(received);
   });
 });
