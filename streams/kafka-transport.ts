@@ -18,6 +18,11 @@ export interface KafkaTransportOptions {
   maxBytesPerPartition?: number;
   sessionTimeoutMs?: number;
   heartbeatIntervalMs?: number;
+  /**
+   * Longest a fetch waits for data. Kept short because a fetch issued while every partition is
+   * paused (the in-flight bound) sleeps this long even after a resume.
+   */
+  maxWaitTimeMs?: number;
 }
 
 class KafkaTransportConsumer implements TransportConsumer {
@@ -35,6 +40,7 @@ class KafkaTransportConsumer implements TransportConsumer {
       heartbeatInterval: settings.heartbeatIntervalMs,
       maxBytesPerPartition: settings.maxBytesPerPartition,
       maxBytes: settings.maxBytesPerPartition * 8,
+      maxWaitTimeInMs: settings.maxWaitTimeMs,
       // A restarted member should get its partitions back quickly rather than wait out rebalances.
       rebalanceTimeout: settings.sessionTimeoutMs * 2,
       retry: { retries: 8 },
@@ -145,6 +151,7 @@ export function createKafkaTransport(kafka: Kafka, options: KafkaTransportOption
     maxBytesPerPartition: options.maxBytesPerPartition ?? 1_048_576,
     sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? 3_000,
+    maxWaitTimeMs: options.maxWaitTimeMs ?? 250,
   };
   const producers: TransportProducer[] = [];
   return {

@@ -1,6 +1,9 @@
 import type { Client } from '@elastic/elasticsearch';
 import type { Admin, Kafka } from 'kafkajs';
 import { expect } from 'vitest';
+import { committedToEnd, waitUntil } from './kafka-progress.js';
+
+export { committedToEnd, waitUntil };
 
 /**
  * Shared delivery invariants for the integration tier: what "no loss, no duplicates, fully
@@ -47,25 +50,6 @@ export async function assertCommittedToEnd(admin: Admin, groupId: string, topic:
   const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
   const byPartition = new Map(committed!.partitions.map((p) => [p.partition, p.offset]));
   for (const end of ends) expect(byPartition.get(end.partition), `partition ${end.partition}`).toBe(end.high);
-}
-
-export async function waitUntil(
-  predicate: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-export async function committedToEnd(admin: Admin, groupId: string, topic: string): Promise<boolean> {
-  const ends = await admin.fetchTopicOffsets(topic);
-  const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-  const byPartition = new Map(committed!.partitions.map((p) => [p.partition, p.offset]));
-  return ends.every((end) => byPartition.get(end.partition) === end.high);
 }
 
 export interface DeadLetter {

@@ -1,9 +1,11 @@
 import type { Client } from '@elastic/elasticsearch';
-import type { Admin, Kafka } from 'kafkajs';
-import { javaCompatiblePartitioner } from './clients.js';
+import { Partitioners, type Admin, type Kafka } from 'kafkajs';
 import { freshIndex, freshTopic } from './fresh-names.js';
 
-/** Fresh input and dead-letter topics, a strict index and a group for one pass-through test. */
+/**
+ * Fresh input and dead-letter topics, a strict index and a group for one pass-through test or
+ * benchmark run. Free of vitest, so `bench/` can use it too.
+ */
 export interface Scenario {
   input: string;
   dlq: string;
@@ -58,7 +60,7 @@ export async function produce(
   const producer = kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,
-    createPartitioner: javaCompatiblePartitioner,
+    createPartitioner: Partitioners.DefaultPartitioner,
   });
   await producer.connect();
   for (let start = 0; start < messages.length; start += perRequest) {

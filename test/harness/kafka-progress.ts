@@ -1,0 +1,22 @@
+import type { Admin } from 'kafkajs';
+
+/** Progress checks shared by the integration tests and the benchmarks (no vitest here). */
+
+export async function waitUntil(
+  predicate: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function committedToEnd(admin: Admin, groupId: string, topic: string): Promise<boolean> {
+  const ends = await admin.fetchTopicOffsets(topic);
+  const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  const byPartition = new Map(committed!.partitions.map((p) => [p.partition, p.offset]));
+  return ends.every((end) => byPartition.get(end.partition) === end.high);
+}
