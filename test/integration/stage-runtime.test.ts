@@ -1,13 +1,13 @@
-import type { Client } from '@elastic/elasticsearch';
-import { ConfigResourceTypes, type Admin, type Kafka } from 'kafkajs';
+import { ConfigResourceTypes } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { avroRegistry } from '../../schemas/avro-registry.js';
 import { SCHEMA_ID_HEADER } from '../../schemas/avro-codec.js';
 import { createMetricsRegistry, stageMetrics } from '../../streams/metrics.js';
 import { DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
 import { documentIds, encodeArticle, sampleArticle, startPassthroughStage } from '../fixtures/passthrough-stage.js';
-import { testElasticsearch, testKafka } from '../harness/clients.js';
+import { testKafka } from '../harness/clients.js';
+import { passthroughSettings, useLiveClients } from '../harness/live-clients.js';
 import { passthroughScenario, produce } from '../harness/passthrough-scenario.js';
 import { freshTopic } from '../harness/fresh-names.js';
 import { createKafkaTransport } from '../../streams/kafka-transport.js';
@@ -25,52 +25,31 @@ import {
  * in-flight bound holding under a slow sink.
  */
 
-let kafka: Kafka;
-let admin: Admin;
-let es: Client;
-const cleanup: { topics: string[]; indices: string[] } = { topics: [], indices: [] };
-
-beforeAll(async () => {
-  kafka = testKafka();
-  admin = kafka.admin();
-  await admin.connect();
-  es = testElasticsearch();
-});
-
-afterAll(async () => {
-  await admin.deleteTopics({ topics: cleanup.topics }).catch(() => undefined);
-  await admin.disconnect();
-  for (const index of cleanup.indices) await es.indices.delete({ index }, { ignore: [404] });
-  await es.close();
-});
+const live = useLiveClients();
 
 describe('stage runtime on real Kafka and Elasticsearch', () => {
   it('turns 10,000 records with fan-out into exactly the expected documents, and commits to the end', async () => {
-    const s = await passthroughScenario(admin, es, cleanup, 'tenk');
+    const s = await passthroughScenario(live.admin, live.es, live.cleanup, 'tenk');
     const articles = Array.from({ length: 10_000 }, (_, i) => sampleArticle(i));
     await produce(
-      kafka,
+      live.kafka,
       s.input,
       articles.map((a) => ({ key: a.id, ...encodeArticle(a) })),
     );
     const registry = createMetricsRegistry({ defaultMetrics: false });
     const started = Date.now();
-    const stage = await startPassthroughStage({
-      brokers: inject('kafkaBrokers'),
-      elasticsearchUrl: inject('elasticsearchUrl'),
-      inputTopic: s.input,
-      index: s.index,
-      groupId: s.group,
-      deadLetterTopic: s.dlq,
-      metrics: stageMetrics(registry, 'passthrough'),
-    });
-    await waitUntil(() => committedToEnd(admin, s.group, s.input), 120_000, 'all offsets committed');
+    const stage = await startPassthroughStage(
+      passthroughSettings(s, {
+        metrics: stageMetrics(registry, 'passthrough'),
+      }),
+    );
+    await waitUntil(() => committedToEnd(live.admin, s.group, s.input), 120_000, 'all offsets committed');
     const seconds = (Date.now() - started) / 1000;
     await stage.stop();
     await stage.done;
     const expected = articles.flatMap((a) => documentIds(a.id));
-    await assertExactDocuments(es, s.index, expected);
-    await assertCommittedToEnd(admin, s.group, s.input);
+    await assertExactDocuments(live.es, s.index, expected);
+    await assertCommittedToEnd(live.admin, s.group, s.input);
     expect(stage.stats()).toMatchObject({ received: 10_000, completed: 10_000, deadLettered: 0, inFlight: 0 });
     const exposition = await registry.metrics();
     expect(exposition).toContain('neon_stage_records_received_total{stage="passthrough"} 10000');
@@ -83,7 +62,7 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
   });
 
   it('dead-letters 1 % poison once each with its specific code, indexes everything else, leaves no partition stuck', async () => {
-    const s = await passthroughScenario(admin, es, cleanup, 'poison');
+    const s = await passthroughScenario(live.admin, live.es, live.cleanup, 'poison');
     const total = 5_000;
     const articleType = avroRegistry.currentType('Article');
     const goodHeaders = encodeArticle(sampleArticle(0)).headers;
@@ -117,20 +96,13 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
           };
       }
     });
-    await produce(kafka, s.input, messages);
-    const stage = await startPassthroughStage({
-      brokers: inject('kafkaBrokers'),
-      elasticsearchUrl: inject('elasticsearchUrl'),
-      inputTopic: s.input,
-      index: s.index,
-      groupId: s.group,
-      deadLetterTopic: s.dlq,
-    });
-    await waitUntil(() => committedToEnd(admin, s.group, s.input), 120_000, 'all offsets committed');
+    await produce(live.kafka, s.input, messages);
+    const stage = await startPassthroughStage(passthroughSettings(s));
+    await waitUntil(() => committedToEnd(live.admin, s.group, s.input), 120_000, 'all offsets committed');
     await stage.stop();
     await stage.done;
 
-    const dead = await readTopic(kafka, s.dlq, poison.size);
+    const dead = await readTopic(live.kafka, s.dlq, poison.size);
     expect(dead).toHaveLength(poison.size);
     const byKey = new Map<string, (typeof dead)[number]>();
     for (const letter of dead) {
@@ -147,20 +119,20 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
     expect(byKey.size, 'each poison record dead-lettered once').toBe(poison.size);
     const good = Array.from({ length: total }, (_, i) => sampleArticle(i).id).filter((id) => !poison.has(id));
     await assertExactDocuments(
-      es,
+      live.es,
       s.index,
       good.flatMap((id) => documentIds(id)),
     );
-    await assertCommittedToEnd(admin, s.group, s.input);
+    await assertCommittedToEnd(live.admin, s.group, s.input);
   });
 
   it('keeps in-flight work within the bound under a slow sink, with flat memory', async () => {
-    const s = await passthroughScenario(admin, es, cleanup, 'slow');
+    const s = await passthroughScenario(live.admin, live.es, live.cleanup, 'slow');
     const total = 3_000;
     const padding = 'x'.repeat(20_000); // 20 kB per record: ~60 MB would pile up if anything buffered without bound
     const articles = Array.from({ length: total }, (_, i) => ({ ...sampleArticle(i), text: padding }));
     await produce(
-      kafka,
+      live.kafka,
       s.input,
       articles.map((a) => ({ key: a.id, ...encodeArticle(a) })),
       40, // the broker takes at most 1 MB per request
@@ -170,35 +142,31 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
     let writes = 0;
     const heapSamples: number[] = [];
     const sampler = setInterval(() => heapSamples.push(process.memoryUsage().heapUsed), 100);
-    const stage = await startPassthroughStage({
-      brokers: inject('kafkaBrokers'),
-      elasticsearchUrl: inject('elasticsearchUrl'),
-      inputTopic: s.input,
-      index: s.index,
-      groupId: s.group,
-      deadLetterTopic: s.dlq,
-      maxInFlight: limit,
-      wrapSink: (sink) => {
-        const inner = sink;
-        return {
-          name: inner.name,
-          write: async (request) => {
-            writes += 1;
-            maxConcurrentWrites = Math.max(maxConcurrentWrites, writes);
-            await new Promise((resolve) => setTimeout(resolve, 3));
-            try {
-              await inner.write(request);
-            } finally {
-              writes -= 1;
-            }
-          },
-          close: () => inner.close(),
-        };
-      },
-    });
+    const stage = await startPassthroughStage(
+      passthroughSettings(s, {
+        maxInFlight: limit,
+        wrapSink: (sink) => {
+          const inner = sink;
+          return {
+            name: inner.name,
+            write: async (request) => {
+              writes += 1;
+              maxConcurrentWrites = Math.max(maxConcurrentWrites, writes);
+              await new Promise((resolve) => setTimeout(resolve, 3));
+              try {
+                await inner.write(request);
+              } finally {
+                writes -= 1;
+              }
+            },
+            close: () => inner.close(),
+          };
+        },
+      }),
+    );
     const inFlightSamples: number[] = [];
     const watcher = setInterval(() => inFlightSamples.push(stage.stats().inFlight), 20);
-    await waitUntil(() => committedToEnd(admin, s.group, s.input), 180_000, 'all offsets committed');
+    await waitUntil(() => committedToEnd(live.admin, s.group, s.input), 180_000, 'all offsets committed');
     clearInterval(watcher);
     clearInterval(sampler);
     await stage.stop();
@@ -214,45 +182,39 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
     );
     expect(growthMb).toBeLessThan(45);
     await assertExactDocuments(
-      es,
+      live.es,
       s.index,
       articles.flatMap((a) => documentIds(a.id)),
     );
   });
 
   it('hands partitions over through rebalances (a second member joins, the first leaves) with exact documents', async () => {
-    const s = await passthroughScenario(admin, es, cleanup, 'rebalance');
+    const s = await passthroughScenario(live.admin, live.es, live.cleanup, 'rebalance');
     const articles = Array.from({ length: 12_000 }, (_, i) => sampleArticle(i));
     await produce(
-      kafka,
+      live.kafka,
       s.input,
       articles.map((a) => ({ key: a.id, ...encodeArticle(a) })),
     );
-    const settings = {
-      brokers: inject('kafkaBrokers'),
-      elasticsearchUrl: inject('elasticsearchUrl'),
-      inputTopic: s.input,
-      index: s.index,
-      groupId: s.group,
-      deadLetterTopic: s.dlq,
+    const settings = passthroughSettings(s, {
       maxInFlight: 50,
       sessionTimeoutMs: 10_000,
-    };
+    });
     const first = await startPassthroughStage(settings);
     await waitUntil(() => first.stats().completed > 1000, 60_000, 'the first member to make progress');
     const second = await startPassthroughStage(settings);
     await waitUntil(() => second.stats().received > 0, 60_000, 'the second member to receive partitions');
     await first.stop();
     await first.done;
-    await waitUntil(() => committedToEnd(admin, s.group, s.input), 120_000, 'all offsets committed');
+    await waitUntil(() => committedToEnd(live.admin, s.group, s.input), 120_000, 'all offsets committed');
     await second.stop();
     await second.done;
     await assertExactDocuments(
-      es,
+      live.es,
       s.index,
       articles.flatMap((a) => documentIds(a.id)),
     );
-    await assertCommittedToEnd(admin, s.group, s.input);
+    await assertCommittedToEnd(live.admin, s.group, s.input);
     const received = first.stats().received + second.stats().received;
     expect(received).toBeGreaterThanOrEqual(articles.length);
     process.stderr.write(
@@ -263,13 +225,13 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
   it('creates topics idempotently with their partitions and configs', async () => {
     const transport = createKafkaTransport(testKafka());
     const topic = freshTopic('admin');
-    cleanup.topics.push(topic);
+    live.cleanup.topics.push(topic);
     const spec = { topic, partitions: 4, configs: { 'retention.ms': '3600000' } };
     await transport.ensureTopics([spec]);
     await transport.ensureTopics([spec]);
-    const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+    const metadata = await live.admin.fetchTopicMetadata({ topics: [topic] });
     expect(metadata.topics[0]!.partitions).toHaveLength(4);
-    const configs = await admin.describeConfigs({
+    const configs = await live.admin.describeConfigs({
       includeSynonyms: false,
       resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms'] }],
     });
@@ -278,22 +240,18 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
   });
 
   it('commits everything it drained when stopped in the middle of the stream', async () => {
-    const s = await passthroughScenario(admin, es, cleanup, 'midstop');
+    const s = await passthroughScenario(live.admin, live.es, live.cleanup, 'midstop');
     const articles = Array.from({ length: 8_000 }, (_, i) => sampleArticle(i));
     await produce(
-      kafka,
+      live.kafka,
       s.input,
       articles.map((a) => ({ key: a.id, ...encodeArticle(a) })),
     );
-    const stage = await startPassthroughStage({
-      brokers: inject('kafkaBrokers'),
-      elasticsearchUrl: inject('elasticsearchUrl'),
-      inputTopic: s.input,
-      index: s.index,
-      groupId: s.group,
-      deadLetterTopic: s.dlq,
-      maxInFlight: 50,
-    });
+    const stage = await startPassthroughStage(
+      passthroughSettings(s, {
+        maxInFlight: 50,
+      }),
+    );
     await waitUntil(() => stage.stats().completed > 500, 60_000, 'progress');
     await stage.stop();
     await stage.done;
@@ -301,7 +259,7 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
     expect(inFlight).toBe(0);
     expect(completed).toBe(received);
     expect(received).toBeLessThan(articles.length);
-    const [committed] = await admin.fetchOffsets({ groupId: s.group, topics: [s.input] });
+    const [committed] = await live.admin.fetchOffsets({ groupId: s.group, topics: [s.input] });
     const committedCount = committed!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
     expect(committedCount, 'the final commit covers every drained record').toBe(received);
   });
