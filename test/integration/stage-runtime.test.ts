@@ -1,6 +1,6 @@
 import { ConfigResourceTypes } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { avroRegistry } from '../../schemas/avro-registry.js';
 import { SCHEMA_ID_HEADER } from '../../schemas/avro-codec.js';
 import { createMetricsRegistry, stageMetrics } from '../../streams/metrics.js';
@@ -8,6 +8,7 @@ import { DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
 import { documentIds, encodeArticle, sampleArticle, startPassthroughStage } from '../fixtures/passthrough-stage.js';
 import { testKafka } from '../harness/clients.js';
 import { passthroughSettings, useLiveClients } from '../harness/live-clients.js';
+import { startTcpProxy } from '../harness/tcp-proxy.js';
 import { passthroughScenario, produce } from '../harness/passthrough-scenario.js';
 import { freshTopic } from '../harness/fresh-names.js';
 import { createKafkaTransport } from '../../streams/kafka-transport.js';
@@ -262,5 +263,47 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
     const [committed] = await live.admin.fetchOffsets({ groupId: s.group, topics: [s.input] });
     const committedCount = committed!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
     expect(committedCount, 'the final commit covers every drained record').toBe(received);
+  });
+
+  it('rides out an Elasticsearch outage: retries, dead-letters nothing, ends with exact documents', async () => {
+    const s = await passthroughScenario(live.admin, live.es, live.cleanup, 'outage');
+    const articles = Array.from({ length: 6_000 }, (_, i) => sampleArticle(i));
+    await produce(
+      live.kafka,
+      s.input,
+      articles.map((a) => ({ key: a.id, ...encodeArticle(a) })),
+    );
+    const target = new URL(inject('elasticsearchUrl'));
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    try {
+      const stage = await startPassthroughStage(
+        passthroughSettings(s, { elasticsearchUrl: `http://127.0.0.1:${proxy.port}`, maxInFlight: 200 }),
+      );
+      await waitUntil(() => stage.stats().completed > 300, 60_000, 'progress before the outage');
+      await proxy.cut();
+      const completedAtCut = stage.stats().completed;
+      expect(completedAtCut, 'the outage starts mid-stream').toBeLessThan(articles.length - 1000);
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      // Nothing can complete while Elasticsearch is unreachable (allowing for writes already answered).
+      expect(stage.stats().completed - completedAtCut).toBeLessThanOrEqual(200);
+      expect(stage.stats().deadLettered).toBe(0);
+      await proxy.restore();
+      await waitUntil(
+        () => committedToEnd(live.admin, s.group, s.input),
+        180_000,
+        'all offsets committed after the outage',
+      );
+      await stage.stop();
+      await stage.done;
+      expect(stage.stats().deadLettered).toBe(0);
+      await assertExactDocuments(
+        live.es,
+        s.index,
+        articles.flatMap((a) => documentIds(a.id)),
+      );
+      await assertCommittedToEnd(live.admin, s.group, s.input);
+    } finally {
+      await proxy.close();
+    }
   });
 });
