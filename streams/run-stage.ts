@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { from, isObservable, lastValueFrom, mergeMap, toArray, type Observable } from 'rxjs';
+import { isObservable, lastValueFrom, toArray, type Observable } from 'rxjs';
 import { DeadLetterWriter } from './dead-letter-writer.js';
 import type { StageMetrics } from './metrics.js';
 import type { InputHandle } from './offset-watermarks.js';
@@ -249,8 +249,10 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
       fail(error);
     }
   };
-  // The source never has more than maxInFlight records outstanding, so mergeMap never buffers.
-  source.records$.pipe(mergeMap((item) => from(handleSafely(item)), maxInFlight)).subscribe({
+  // Concurrency is bounded where records enter: the source hands out at most maxInFlight of them
+  // (pausing partitions at the bound), so each is simply handled as it arrives — no operator queue.
+  source.records$.subscribe({
+    next: (item) => void handleSafely(item),
     error: (error: unknown) => fail(new StageError('kafka_unavailable', `consumer crashed: ${String(error)}`, stage)),
   });
 
