@@ -15,19 +15,9 @@ import { avroRegistry, currentSchemaId, currentType, RECORD_NAMES } from '../../
 import type { RecordName, RecordTypes } from '../../schemas/records.generated.js';
 import { STAGE_ERROR_CODES, type StageErrorCode } from '../../streams/stage-error.js';
 import { arbitraryRecord, repairRecord } from './avro-arbitraries.js';
-import { FIXTURES, fixture, NOW } from './avro-fixtures.js';
+import { codecError, FIXTURES, fixture, NOW } from './avro-fixtures.js';
 
 const options = { now: NOW };
-
-function codecError(run: () => unknown): RecordCodecError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(RecordCodecError);
-    return error as RecordCodecError;
-  }
-  throw new Error('expected a RecordCodecError');
-}
 
 /** Avro bytes written straight with the current type, bypassing encodeRecord's own validation. */
 function rawMessage(name: RecordName, value: unknown): { value: Buffer; headers: KafkaHeaders } {

@@ -8,12 +8,11 @@ import {
   decodeWithReaderSchema,
   encodeRecord,
   encodeWithSchema,
-  RecordCodecError,
   SCHEMA_ID_HEADER,
 } from '../../schemas/avro-codec.js';
 import { avroRegistry, currentSchemaId, loadAvroRegistry, typeForSchemaId } from '../../schemas/avro-registry.js';
 import { findAvroDir } from '../../schemas/avro-schema-files.js';
-import { FIXTURES, NOW } from './avro-fixtures.js';
+import { codecError, FIXTURES, NOW } from './avro-fixtures.js';
 
 const options = { now: NOW };
 const AVRO_DIR = findAvroDir();
@@ -30,16 +29,6 @@ const SCHEMA_IDS = {
   SpikeAlert: 'SpikeAlert@2920f90411858966',
 } as const;
 const ARTICLE_V1_ID = 'Article@8811f480d75b2b0e';
-
-function codecError(run: () => unknown): RecordCodecError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(RecordCodecError);
-    return error as RecordCodecError;
-  }
-  throw new Error('expected a RecordCodecError');
-}
 
 /** The fixture as a producer on history/Article.1 would have written it. */
 const articleV1 = Object.fromEntries(

@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+import { RecordCodecError } from '../../schemas/avro-codec.js';
 import type { RecordName, RecordTypes } from '../../schemas/records.generated.js';
 
 /** A fixed "now" for the codec's plausibility check, a little after every fixture timestamp. */
@@ -173,4 +175,15 @@ export const FIXTURES: { readonly [N in RecordName]: RecordTypes[N] } = {
 /** A deep copy to mutate in a test without touching the shared fixture. */
 export function fixture<N extends RecordName>(name: N): RecordTypes[N] {
   return structuredClone(FIXTURES[name]);
+}
+
+/** Runs `run`, expects it to throw a RecordCodecError, and returns that error for further checks. */
+export function codecError(run: () => unknown): RecordCodecError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(RecordCodecError);
+    return error as RecordCodecError;
+  }
+  throw new Error('expected a RecordCodecError');
 }
