@@ -59,9 +59,16 @@ export function renderLog4jProperties(logsDir: string): string {
   ].join('\n');
 }
 
-/** A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (what StorageTool expects). */
-export function newClusterId(): string {
-  return randomBytes(16).toString('base64url');
+/**
+ * A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (what StorageTool expects).
+ * An id starting with '-' would be read by the tool's argument parser as an option (1 draw in 64), so
+ * such draws are rejected, as Kafka's own Uuid.randomUuid does.
+ */
+export function newClusterId(drawBytes: (size: number) => Buffer = randomBytes): string {
+  for (;;) {
+    const id = drawBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 /** The Maven project whose runtime closure is the broker's classpath. */

@@ -79,6 +79,14 @@ describe('newClusterId', () => {
     const ids = new Set(Array.from({ length: 20 }, () => newClusterId()));
     expect(ids.size).toBe(20);
   });
+
+  it('never starts with "-", which the storage tool would parse as an option', () => {
+    // 0xf8 → first base64url character '-'; the second draw is all zeros → 'AAAA…'.
+    const draws = [Buffer.alloc(16, 0xf8), Buffer.alloc(16, 0)];
+    const id = newClusterId(() => draws.shift() ?? Buffer.alloc(16, 1));
+    expect(id).toBe('A'.repeat(22));
+    expect(draws).toHaveLength(0);
+  });
 });
 
 describe('renderKafkaRuntimePom', () => {
