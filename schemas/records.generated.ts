@@ -95,6 +95,24 @@ export interface Article {
   version: number;
 }
 
+/** The symbols of {@link EntityType}, in schema order. */
+export const ENTITY_TYPE_SYMBOLS = ['PERSON', 'ORGANIZATION', 'LOCATION', 'EVENT', 'OTHER'] as const;
+/**
+ * Coarse entity class. Readers map symbols they do not know to OTHER, so classes can be added
+ * without breaking older consumers.
+ */
+export type EntityType = (typeof ENTITY_TYPE_SYMBOLS)[number];
+
+/** An entity of the chunk as the registry named it when the chunk was cut. */
+export interface ChunkEntity {
+  /** Canonical entity id (one of entity_ids). */
+  id: string;
+  /** Canonical display name. */
+  name: string;
+  /** Class of the entity. */
+  type: EntityType;
+}
+
 /** One source that published this content. */
 export interface Provenance {
   /** Article that carried the content. */
@@ -130,6 +148,12 @@ export interface Chunk {
   marked_text: string;
   /** Canonical ids of the entities mentioned in the chunk (E′), without repeats. */
   entity_ids: string[];
+  /**
+   * Name and class of each entity of entity_ids, in the same order, so later stages (mentions,
+   * extraction) need no registry lookup. Added in the second version of this schema; empty when
+   * written by the first.
+   */
+  entities: ChunkEntity[];
   /** Time of the chunk: its article's publication time, UTC milliseconds since the epoch. */
   t: number;
   /**
@@ -202,14 +226,6 @@ export interface Sentence {
    */
   entity_ids: string[];
 }
-
-/** The symbols of {@link EntityType}, in schema order. */
-export const ENTITY_TYPE_SYMBOLS = ['PERSON', 'ORGANIZATION', 'LOCATION', 'EVENT', 'OTHER'] as const;
-/**
- * Coarse entity class. Readers map symbols they do not know to OTHER, so classes can be added
- * without breaking older consumers.
- */
-export type EntityType = (typeof ENTITY_TYPE_SYMBOLS)[number];
 
 /** One occurrence of an entity in article.text. */
 export interface MentionSpan {

@@ -21,7 +21,7 @@ const AVRO_DIR = findAvroDir();
 const SCHEMA_IDS = {
   Answer: 'Answer@102b32f4e8da928e',
   Article: 'Article@a7de5fb23237dd92',
-  Chunk: 'Chunk@44193e6f3fd87c61',
+  Chunk: 'Chunk@822c3a81f2022b31',
   Interaction: 'Interaction@23f721409f0eeb33',
   MarkedArticle: 'MarkedArticle@ab6a5d3da00e8311',
   Mention: 'Mention@548e72d021d2d441',
@@ -29,6 +29,7 @@ const SCHEMA_IDS = {
   SpikeAlert: 'SpikeAlert@2920f90411858966',
 } as const;
 const ARTICLE_V1_ID = 'Article@8811f480d75b2b0e';
+const CHUNK_V1_ID = 'Chunk@44193e6f3fd87c61';
 
 /** The fixture as a producer on history/Article.1 would have written it. */
 const articleV1 = Object.fromEntries(
@@ -40,7 +41,9 @@ describe('schema ids', () => {
     for (const [name, id] of Object.entries(SCHEMA_IDS)) {
       expect(currentSchemaId(name as keyof typeof SCHEMA_IDS)).toBe(id);
     }
-    expect(avroRegistry.schemas.map((s) => s.id).sort()).toEqual([...Object.values(SCHEMA_IDS), ARTICLE_V1_ID].sort());
+    expect(avroRegistry.schemas.map((s) => s.id).sort()).toEqual(
+      [...Object.values(SCHEMA_IDS), ARTICLE_V1_ID, CHUNK_V1_ID].sort(),
+    );
   });
 
   it('are Name@ plus 16 hex digits of the canonical form, which docs and defaults do not touch', () => {
@@ -48,6 +51,20 @@ describe('schema ids', () => {
     expect(avroRegistry.schemaForId(ARTICLE_V1_ID)).toMatchObject({ recordName: 'Article', revision: 1 });
     expect(typeForSchemaId(ARTICLE_V1_ID)).toBeDefined();
     expect(typeForSchemaId('Article@ffffffffffffffff')).toBeUndefined();
+  });
+});
+
+describe('Chunk evolution', () => {
+  const chunkV1 = Object.fromEntries(Object.entries(FIXTURES.Chunk).filter(([field]) => field !== 'entities'));
+
+  it('reads a Chunk written with history/Chunk.1 with no entities (backward)', () => {
+    const old = encodeWithSchema(CHUNK_V1_ID, chunkV1, options);
+    expect(decodeRecord('Chunk', old.value, old.headers, options)).toEqual({ ...chunkV1, entities: [] });
+  });
+
+  it('lets a reader still on history/Chunk.1 read a current Chunk (forward)', () => {
+    const current = encodeRecord('Chunk', FIXTURES.Chunk, options);
+    expect(decodeWithReaderSchema(CHUNK_V1_ID, current.value, current.headers, options)).toEqual(chunkV1);
   });
 });
 

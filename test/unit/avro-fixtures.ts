@@ -75,6 +75,11 @@ const chunk: RecordTypes['Chunk'] = {
   text,
   marked_text: markedArticle.marked_text,
   entity_ids: ['ent-karl-lagerfeld', 'ent-paris', 'ent-chanel'],
+  entities: [
+    { id: 'ent-karl-lagerfeld', name: 'Karl Lagerfeld', type: 'PERSON' },
+    { id: 'ent-paris', name: 'Paris', type: 'LOCATION' },
+    { id: 'ent-chanel', name: 'Chanel', type: 'ORGANIZATION' },
+  ],
   t: publishedAt,
   provenance: [
     { article_id: article.id, url: article.canonical_url, source: article.source, published_at: publishedAt },
