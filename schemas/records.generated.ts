@@ -243,6 +243,33 @@ export interface MentionSpan {
   end: number;
 }
 
+/** The symbols of {@link DateGranularity}, in schema order. */
+export const DATE_GRANULARITY_SYMBOLS = ['YEAR', 'MONTH', 'DAY', 'TIME'] as const;
+/** Finest unit the expression states. */
+export type DateGranularity = (typeof DATE_GRANULARITY_SYMBOLS)[number];
+
+/** A date or time expression in article.text, resolved against the publication time. */
+export interface DateExpression {
+  /**
+   * The expression as written ("last Tuesday", "Aug. 31"), equal to article.text between start and
+   * end.
+   */
+  text: string;
+  /** Offset of the first character in article.text. */
+  start: number;
+  /** Offset just past the last character in article.text. */
+  end: number;
+  /** Index in sentences of the sentence containing the expression. */
+  sentence_index: number;
+  /**
+   * The instant it refers to (start of a range), UTC milliseconds since the epoch, relative dates
+   * resolved against article.published_at.
+   */
+  resolved_at: number;
+  /** Finest unit the expression states; resolved is exact only to this unit. */
+  granularity: DateGranularity;
+}
+
 /**
  * An article after markup: sentence boundaries, linked entity mentions and the text with <e>…</e>
  * markup. Topic news.marked, keyed by article.id. Offsets are UTF-16 code units into article.text,
@@ -257,6 +284,11 @@ export interface MarkedArticle {
   mentions: MentionSpan[];
   /** article.text with every mention wrapped in <e>…</e>, as in the NEON extraction prompts. */
   marked_text: string;
+  /**
+   * Date and time expressions in text order. Added in the second version of this schema; empty when
+   * written by the first.
+   */
+  dates: DateExpression[];
 }
 
 /**

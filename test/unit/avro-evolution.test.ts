@@ -23,13 +23,14 @@ const SCHEMA_IDS = {
   Article: 'Article@a7de5fb23237dd92',
   Chunk: 'Chunk@822c3a81f2022b31',
   Interaction: 'Interaction@23f721409f0eeb33',
-  MarkedArticle: 'MarkedArticle@ab6a5d3da00e8311',
+  MarkedArticle: 'MarkedArticle@1664f535f2ba01e0',
   Mention: 'Mention@548e72d021d2d441',
   Query: 'Query@7b612d6f98bbdb36',
   SpikeAlert: 'SpikeAlert@2920f90411858966',
 } as const;
 const ARTICLE_V1_ID = 'Article@8811f480d75b2b0e';
 const CHUNK_V1_ID = 'Chunk@44193e6f3fd87c61';
+const MARKED_ARTICLE_V1_ID = 'MarkedArticle@ab6a5d3da00e8311';
 
 /** The fixture as a producer on history/Article.1 would have written it. */
 const articleV1 = Object.fromEntries(
@@ -42,7 +43,7 @@ describe('schema ids', () => {
       expect(currentSchemaId(name as keyof typeof SCHEMA_IDS)).toBe(id);
     }
     expect(avroRegistry.schemas.map((s) => s.id).sort()).toEqual(
-      [...Object.values(SCHEMA_IDS), ARTICLE_V1_ID, CHUNK_V1_ID].sort(),
+      [...Object.values(SCHEMA_IDS), ARTICLE_V1_ID, CHUNK_V1_ID, MARKED_ARTICLE_V1_ID].sort(),
     );
   });
 
@@ -65,6 +66,20 @@ describe('Chunk evolution', () => {
   it('lets a reader still on history/Chunk.1 read a current Chunk (forward)', () => {
     const current = encodeRecord('Chunk', FIXTURES.Chunk, options);
     expect(decodeWithReaderSchema(CHUNK_V1_ID, current.value, current.headers, options)).toEqual(chunkV1);
+  });
+});
+
+describe('MarkedArticle evolution', () => {
+  const markedV1 = Object.fromEntries(Object.entries(FIXTURES.MarkedArticle).filter(([field]) => field !== 'dates'));
+
+  it('reads a MarkedArticle written with history/MarkedArticle.1 with no dates (backward)', () => {
+    const old = encodeWithSchema(MARKED_ARTICLE_V1_ID, markedV1, options);
+    expect(decodeRecord('MarkedArticle', old.value, old.headers, options)).toEqual({ ...markedV1, dates: [] });
+  });
+
+  it('lets a reader still on history/MarkedArticle.1 read a current MarkedArticle (forward)', () => {
+    const current = encodeRecord('MarkedArticle', FIXTURES.MarkedArticle, options);
+    expect(decodeWithReaderSchema(MARKED_ARTICLE_V1_ID, current.value, current.headers, options)).toEqual(markedV1);
   });
 });
 

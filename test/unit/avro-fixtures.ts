@@ -63,6 +63,15 @@ const markedArticle: RecordTypes['MarkedArticle'] = {
       ...span('Karl', secondSentence.start),
     },
   ],
+  dates: [
+    {
+      text: 'Tuesday',
+      ...span('Tuesday'),
+      sentence_index: 0,
+      resolved_at: Date.UTC(2023, 7, 29),
+      granularity: 'DAY',
+    },
+  ],
   marked_text:
     "<e>Karl Lagerfeld</e>'s last collection was shown in <e>Paris</e> on Tuesday. " +
     "<e>Chanel</e> said <e>Karl</e>'s designs would live on in every new season.",

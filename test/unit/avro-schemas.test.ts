@@ -80,7 +80,7 @@ describe.each(all.map((file) => [file.file, file] as const))('%s', (_name, file)
 });
 
 describe('the schema directory', () => {
-  it('has one current schema per record and keeps Article.1 and Chunk.1 as history', () => {
+  it('has one current schema per record and keeps the older revisions as history', () => {
     expect(files.current.map((f) => f.recordName)).toEqual([
       'Answer',
       'Article',
@@ -91,6 +91,10 @@ describe('the schema directory', () => {
       'Query',
       'SpikeAlert',
     ]);
-    expect(files.history.map((f) => f.file)).toEqual(['history/Article.1.avsc', 'history/Chunk.1.avsc']);
+    expect(files.history.map((f) => f.file)).toEqual([
+      'history/Article.1.avsc',
+      'history/Chunk.1.avsc',
+      'history/MarkedArticle.1.avsc',
+    ]);
   });
 });
