@@ -365,6 +365,39 @@ export interface Query {
   as_of_only: boolean;
 }
 
+/**
+ * One entity of the entity registry: compacted topic entity.registry, keyed by id. Markup replicas
+ * rebuild the registry from this topic on start and merge what other replicas learn; merging is
+ * idempotent and order-free, so the log can be replayed in any order.
+ */
+export interface RegistryEntity {
+  /**
+   * Canonical entity id, derived from the canonical name so replicas agree without coordination.
+   * Kafka key.
+   */
+  id: string;
+  /** Canonical display name. */
+  name: string;
+  /** Class of the entity. */
+  type: EntityType;
+  /** Surface forms seen for the entity (bounded), the canonical name included. */
+  aliases: string[];
+  /**
+   * Publication time of the earliest article mentioning the entity, UTC milliseconds since the
+   * epoch.
+   */
+  first_seen_at: number;
+  /**
+   * Publication time of the latest article mentioning the entity, UTC milliseconds since the epoch.
+   */
+  last_seen_at: number;
+  /**
+   * Articles that mentioned the entity; a redelivered article may be counted again, so read it as
+   * an approximate popularity.
+   */
+  mentions: number;
+}
+
 /** The symbols of {@link SpikeGranularity}, in schema order. */
 export const SPIKE_GRANULARITY_SYMBOLS = ['HOUR', 'DAY'] as const;
 /** Size of the buckets mentions are counted in. */
@@ -432,6 +465,7 @@ export interface RecordTypes {
   MarkedArticle: MarkedArticle;
   Mention: Mention;
   Query: Query;
+  RegistryEntity: RegistryEntity;
   SpikeAlert: SpikeAlert;
 }
 
@@ -446,5 +480,6 @@ export const RECORD_NAMES = [
   'MarkedArticle',
   'Mention',
   'Query',
+  'RegistryEntity',
   'SpikeAlert',
 ] as const satisfies readonly RecordName[];

@@ -198,6 +198,15 @@ const RECORD_RULES: { readonly [N in RecordName]: RecordRule<N> } = {
         });
       }
     });
+    marked.dates.forEach((date, i) => {
+      checkSpan(date, `dates.${i}`, length, problems);
+      if (date.sentence_index < 0 || date.sentence_index >= marked.sentences.length) {
+        problems.push({
+          path: `dates.${i}.sentence_index`,
+          message: `must index one of the ${marked.sentences.length} sentences`,
+        });
+      }
+    });
   },
   Chunk(chunk, problems) {
     if (chunk.index < 0) problems.push({ path: 'index', message: 'must not be negative' });
@@ -207,6 +216,12 @@ const RECORD_RULES: { readonly [N in RecordName]: RecordRule<N> } = {
   },
   Mention() {
     // Everything a Mention needs is covered by the schema-derived checks.
+  },
+  RegistryEntity(entity, problems) {
+    if (entity.last_seen_at < entity.first_seen_at) {
+      problems.push({ path: 'last_seen_at', message: 'must not be before first_seen_at' });
+    }
+    if (entity.mentions < 0) problems.push({ path: 'mentions', message: 'must not be negative' });
   },
   SpikeAlert(alert, problems) {
     if (alert.window_end <= alert.window_start) {

@@ -212,6 +212,7 @@ export function createEmbeddedTransport(broker = new EmbeddedBroker()): Transpor
       for (const spec of specs) broker.createTopic(spec);
       return Promise.resolve();
     },
+    endOffsets: (topic) => Promise.resolve(broker.endOffsets(topic)),
     close: () => Promise.resolve(),
   };
 }

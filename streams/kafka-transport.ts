@@ -189,6 +189,16 @@ export function createKafkaTransport(kafka: Kafka, options: KafkaTransportOption
         await admin.disconnect();
       }
     },
+    endOffsets: async (topic: string) => {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        const offsets = await admin.fetchTopicOffsets(topic);
+        return offsets.sort((a, b) => a.partition - b.partition).map((o) => BigInt(o.high));
+      } finally {
+        await admin.disconnect();
+      }
+    },
     close: async () => {
       await Promise.all(producers.map((p) => p.disconnect()));
     },

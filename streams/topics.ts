@@ -7,6 +7,7 @@ export const TOPICS = {
   chunks: 'news.chunks',
   uniqueChunks: 'news.chunks.unique',
   mentions: 'entity.mentions',
+  registry: 'entity.registry',
   spikes: 'entity.spikes',
   interactions: 'neon.interactions',
   queries: 'neon.queries',
@@ -25,5 +26,7 @@ export function localTopicSpecs(partitions = 6): TopicSpec[] {
     partitions,
     replicationFactor: 1,
     ...(topic === TOPICS.deadLetters ? { configs: { 'retention.ms': String(14 * DAY_MS) } } : {}),
+    // The registry's latest state per entity is kept forever: markup rebuilds from it on start.
+    ...(topic === TOPICS.registry ? { configs: { 'cleanup.policy': 'compact' } } : {}),
   }));
 }

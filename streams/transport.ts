@@ -84,6 +84,8 @@ export interface Transport {
   producer(): TransportProducer;
   /** Creates missing topics; existing ones are left as they are. Idempotent. */
   ensureTopics(specs: TopicSpec[]): Promise<void>;
+  /** The next offset to be written, per partition in partition order (what "caught up" means). */
+  endOffsets(topic: string): Promise<bigint[]>;
   close(): Promise<void>;
 }
 

@@ -95,6 +95,8 @@ export function repairRecord<N extends RecordName>(name: N, raw: Record<string, 
       for (const sentence of marked.sentences) Object.assign(sentence, { start: 0, end: 0 });
       if (marked.sentences.length === 0) marked.mentions = [];
       for (const m of marked.mentions) Object.assign(m, { start: 0, end: 0, sentence_index: 0 });
+      if (marked.sentences.length === 0) marked.dates = [];
+      for (const d of marked.dates) Object.assign(d, { start: 0, end: 0, sentence_index: 0 });
       break;
     }
     case 'Chunk': {
@@ -108,6 +110,12 @@ export function repairRecord<N extends RecordName>(name: N, raw: Record<string, 
           published_at: chunk.t,
         });
       }
+      break;
+    }
+    case 'RegistryEntity': {
+      const entity = value as RecordTypes['RegistryEntity'];
+      entity.last_seen_at = Math.max(entity.first_seen_at, entity.last_seen_at);
+      entity.mentions = nonNegative(entity.mentions);
       break;
     }
     case 'SpikeAlert': {

@@ -26,6 +26,7 @@ const SCHEMA_IDS = {
   MarkedArticle: 'MarkedArticle@1664f535f2ba01e0',
   Mention: 'Mention@548e72d021d2d441',
   Query: 'Query@7b612d6f98bbdb36',
+  RegistryEntity: 'RegistryEntity@241ff7d0e960c4ff',
   SpikeAlert: 'SpikeAlert@2920f90411858966',
 } as const;
 const ARTICLE_V1_ID = 'Article@8811f480d75b2b0e';

@@ -174,6 +174,16 @@ const answer: RecordTypes['Answer'] = {
   answered_at: Date.UTC(2023, 7, 31, 18, 0, 1),
 };
 
+const registryEntity: RecordTypes['RegistryEntity'] = {
+  id: 'ent-karl-lagerfeld',
+  name: 'Karl Lagerfeld',
+  type: 'PERSON',
+  aliases: ['Karl Lagerfeld', 'Lagerfeld', 'Karl'],
+  first_seen_at: publishedAt - 40 * 86_400_000,
+  last_seen_at: publishedAt,
+  mentions: 12,
+};
+
 /** One realistic value of every record, all valid as of NOW. */
 export const FIXTURES: { readonly [N in RecordName]: RecordTypes[N] } = {
   Answer: answer,
@@ -183,6 +193,7 @@ export const FIXTURES: { readonly [N in RecordName]: RecordTypes[N] } = {
   MarkedArticle: markedArticle,
   Mention: mention,
   Query: query,
+  RegistryEntity: registryEntity,
   SpikeAlert: spikeAlert,
 };
 

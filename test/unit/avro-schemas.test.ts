@@ -89,6 +89,7 @@ describe('the schema directory', () => {
       'MarkedArticle',
       'Mention',
       'Query',
+      'RegistryEntity',
       'SpikeAlert',
     ]);
     expect(files.history.map((f) => f.file)).toEqual([

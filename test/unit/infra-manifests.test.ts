@@ -17,6 +17,7 @@ const EXPECTED_TOPICS = [
   'news.chunks',
   'news.chunks.unique',
   'entity.mentions',
+  'entity.registry',
   'entity.spikes',
   'neon.interactions',
   'neon.queries',

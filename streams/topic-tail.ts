@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import type { RawRecord, Transport, TransportConsumer } from './transport.js';
+
+export interface TopicTail {
+  /** Resolves once every record that existed when the tail started has been handed over. */
+  readonly caughtUp: Promise<void>;
+  /** Records handed over so far. */
+  received(): number;
+  stop(): Promise<void>;
+}
+
+export interface TopicTailOptions {
+  /** Names the throw-away consumer group, for operators reading `kafka-consumer-groups`. */
+  purpose: string;
+  /** Gives up waiting for `caughtUp` after this long. Default 120 s. */
+  catchUpTimeoutMs?: number;
+}
+
+/**
+ * Reads a topic from its beginning and keeps following it: how a stage rebuilds state (the entity
+ * registry, the dedupe window) from a changelog on start, and learns what other replicas wrote
+ * while it runs. Every replica reads every partition, so the group is unique per tail and nothing is
+ * ever committed: the log, not the group, is the state's durable home.
+ */
+export async function tailTopic(
+  transport: Transport,
+  topic: string,
+  onRecord: (record: RawRecord) => void,
+  options: TopicTailOptions,
+): Promise<TopicTail> {
+  const ends = await transport.endOffsets(topic);
+  const remaining = new Map<number, bigint>();
+  ends.forEach((end, partition) => {
+    if (end > 0n) remaining.set(partition, end);
+  });
+  let count = 0;
+  let resolveCaughtUp!: () => void;
+  let rejectCaughtUp!: (error: Error) => void;
+  const caughtUp = new Promise<void>((resolve, reject) => {
+    resolveCaughtUp = resolve;
+    rejectCaughtUp = reject;
+  });
+  caughtUp.catch(() => undefined);
+  const timeoutMs = options.catchUpTimeoutMs ?? 120_000;
+  const timer = setTimeout(
+    () => rejectCaughtUp(new Error(`reading ${topic} to its end took longer than ${timeoutMs} ms`)),
+    timeoutMs,
+  );
+  const settle = (): void => {
+    if (remaining.size === 0) {
+      clearTimeout(timer);
+      resolveCaughtUp();
+    }
+  };
+  settle();
+
+  let stopped = false;
+  const consumer: TransportConsumer = transport.consumer({
+    groupId: `neon.tail.${options.purpose}.${randomUUID()}`,
+    topics: [topic],
+    fromBeginning: true,
+  });
+  await consumer.start({
+    deliver: (record) => {
+      if (stopped) return Promise.resolve(false);
+      onRecord(record);
+      count += 1;
+      const end = remaining.get(record.partition);
+      if (end !== undefined && BigInt(record.offset) + 1n >= end) {
+        remaining.delete(record.partition);
+        settle();
+      }
+      return Promise.resolve(true);
+    },
+    onAssignment: () => undefined,
+    onCrash: (error) => rejectCaughtUp(error),
+  });
+  return {
+    caughtUp,
+    received: () => count,
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await consumer.stop();
+      await consumer.disconnect();
+    },
+  };
+}
