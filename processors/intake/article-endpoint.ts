@@ -1,0 +1,185 @@
+/**
+ * `POST /v1/articles`: push intake over HTTP. The body is one article in the JSONL line shape
+ * (`url`, `title`, `text` or `html`, `published_at`, `source`, optional `id`) or
+ * `{ "articles": [ … ] }` with up to 1,000 of them.
+ *
+ * Delivery: an article listed under `accepted` has been published (the publisher resolved); one
+ * listed under `rejected` has been dead-lettered with its original bytes (the request body for a
+ * single article, the item's own JSON for a batch item) and reason code, origin `http`. When the publisher fails the answer is 503 and the client retries the whole request: what
+ * was already published is published again under the same deterministic id and overwrites.
+ *
+ * Answers: 202 all accepted; 207 at least one rejected (per-article reasons: `invalid_input` for a
+ * batch item of the wrong shape, otherwise normalisation's codes); 400 a body that is not UTF-8
+ * JSON, or not an article or a batch; 401 no or a wrong bearer token (checked before the body is read); 413 a
+ * body over `maxBodyBytes`; 415 not JSON; 503 the publisher failed.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { IntakeRejection, type ArticlePublisher, type IntakeRejectionReason } from './article-input.js';
+import { decodeUtf8 } from './decode-body.js';
+import { normalizeArticle, type NormalizeOptions } from './normalize-article.js';
+import { articleLineSchema, describeZodIssues, parseArticleLine } from './read-jsonl-articles.js';
+import type { Article } from '../../schemas/records.generated.js';
+
+export const ARTICLES_ROUTE = '/v1/articles';
+export const MAX_ARTICLES_PER_REQUEST = 1000;
+export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Articles of one request published at once: enough to fill a producer batch, bounded. */
+const PUBLISH_CONCURRENCY = 16;
+
+export interface ArticleEndpointOptions {
+  publisher: ArticlePublisher;
+  /** Accepted bearer tokens; at least one. */
+  tokens: readonly string[];
+  now?: () => number;
+  /** Default 16 MiB. */
+  maxBodyBytes?: number;
+  normalize?: Partial<NormalizeOptions>;
+}
+
+export interface ArticleEndpointResponse {
+  accepted: { id: string; url: string }[];
+  rejected: { index: number; reason: IntakeRejectionReason; message: string }[];
+}
+
+export interface ArticleEndpointError {
+  error: 'unauthorized' | 'invalid_json' | 'invalid_input' | 'oversized' | 'unsupported_media_type' | 'unavailable';
+  message: string;
+}
+
+const batchSchema = z.object({
+  articles: z
+    .array(z.unknown())
+    .min(1, 'articles must not be empty')
+    .max(MAX_ARTICLES_PER_REQUEST, `at most ${MAX_ARTICLES_PER_REQUEST} articles per request`),
+});
+
+/** Registers the route in its own encapsulated scope (its body parser and error format stay local). */
+export function registerArticleEndpoint(app: FastifyInstance, options: ArticleEndpointOptions): void {
+  if (options.tokens.length === 0 || options.tokens.some((t) => t.length === 0)) {
+    throw new Error('the article endpoint needs at least one non-empty bearer token');
+  }
+  const tokenHashes = options.tokens.map(sha256);
+  const now = options.now ?? Date.now;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+
+  void app.register(async (scope) => {
+    // The raw bytes are kept: a dead letter carries exactly what the client sent.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+      done(null, body);
+    });
+
+    scope.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, _request, reply) => {
+      const status = error.statusCode ?? 500;
+      if (status === 413) return sendError(reply, 413, 'oversized', `body larger than ${maxBodyBytes} bytes`);
+      if (status === 415) return sendError(reply, 415, 'unsupported_media_type', 'send application/json');
+      if (status >= 400 && status < 500) return sendError(reply, 400, 'invalid_input', error.message);
+      return sendError(reply, 503, 'unavailable', 'articles could not be accepted now; retry');
+    });
+
+    scope.addHook('onRequest', async (request, reply) => {
+      if (!authorised(request, tokenHashes)) {
+        void reply.header('www-authenticate', 'Bearer');
+        return sendError(reply, 401, 'unauthorized', 'a valid bearer token is required');
+      }
+      return undefined;
+    });
+
+    scope.post(ARTICLES_ROUTE, { bodyLimit: maxBodyBytes }, async (request, reply) => {
+      const raw = request.body;
+      if (!Buffer.isBuffer(raw)) return sendError(reply, 400, 'invalid_json', 'a JSON body is required');
+      let body: unknown;
+      try {
+        body = JSON.parse(decodeUtf8(raw));
+      } catch (err) {
+        return sendError(reply, 400, 'invalid_json', `body is not JSON: ${err instanceof Error ? err.message : ''}`);
+      }
+      const items = requestItems(body, raw);
+      if (typeof items === 'string') return sendError(reply, 400, 'invalid_input', items);
+
+      const result: ArticleEndpointResponse = { accepted: [], rejected: [] };
+      const accepted: ({ id: string; url: string } | undefined)[] = new Array<undefined>(items.length);
+      await forEachBounded(items, PUBLISH_CONCURRENCY, async (item, index) => {
+        let article: Article;
+        try {
+          article = normalizeArticle(parseArticleLine(item.value), now(), options.normalize);
+        } catch (err) {
+          if (!(err instanceof IntakeRejection)) throw err;
+          await options.publisher.reject(item.raw, err, 'http');
+          result.rejected.push({ index, reason: err.reason, message: err.message });
+          return;
+        }
+        await options.publisher.publish(article);
+        accepted[index] = { id: article.id, url: article.url };
+      });
+      result.accepted = accepted.filter((a) => a !== undefined);
+      result.rejected.sort((a, b) => a.index - b.index);
+      return reply.code(result.rejected.length === 0 ? 202 : 207).send(result);
+    });
+  });
+}
+
+/** The request's articles with the bytes each came from, or what is wrong with the body. */
+function requestItems(body: unknown, raw: Buffer): { value: unknown; raw: Buffer }[] | string {
+  if (typeof body === 'object' && body !== null && !Array.isArray(body) && 'articles' in body) {
+    const batch = batchSchema.safeParse(body);
+    if (!batch.success) return describeZodIssues(batch.error);
+    return batch.data.articles.map((value) => ({ value, raw: Buffer.from(JSON.stringify(value), 'utf8') }));
+  }
+  // A single article of the wrong shape is the whole request being wrong: say so with a 400.
+  const single = articleLineSchema.safeParse(body);
+  if (!single.success) return `not an article or {"articles": [...]}: ${describeZodIssues(single.error)}`;
+  return [{ value: body, raw }];
+}
+
+function authorised(request: FastifyRequest, tokenHashes: readonly Buffer[]): boolean {
+  const header = request.headers.authorization;
+  if (header === undefined) return false;
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  if (match === null) return false;
+  // Comparing fixed-length hashes in constant time, against every token, leaks neither a token's
+  // length nor which token matched.
+  const given = sha256(match[1]!);
+  let ok = false;
+  for (const expected of tokenHashes) ok = timingSafeEqual(given, expected) || ok;
+  return ok;
+}
+
+function sha256(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+function sendError(
+  reply: FastifyReply,
+  status: number,
+  error: ArticleEndpointError['error'],
+  message: string,
+): FastifyReply {
+  const body: ArticleEndpointError = { error, message };
+  return reply.code(status).type('application/json').send(body);
+}
+
+/** Runs `work` over `items` with at most `limit` at a time; the first failure is rethrown after all settle. */
+async function forEachBounded<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && failure === undefined) {
+      const index = next;
+      next += 1;
+      try {
+        await work(items[index]!, index);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure.error;
+}
