@@ -7,6 +7,9 @@ import { Command } from 'commander';
 import { registerInfraCommands } from '../infra/infra-command.js';
 import { registerStartCommand } from '../infra/start-command.js';
 import { reportFailure } from '../infra/cli-errors.js';
+import { registerIntakeCommand } from './commands/intake-command.js';
+import { registerPipelineCommand } from './commands/pipeline-command.js';
+import { registerReplayCommand } from './commands/replay-command.js';
 
 const program = new Command()
   .name('neon')
@@ -15,6 +18,9 @@ const program = new Command()
 
 registerInfraCommands(program);
 registerStartCommand(program);
+registerReplayCommand(program);
+registerIntakeCommand(program);
+registerPipelineCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.exitCode = reportFailure(error);

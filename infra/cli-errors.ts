@@ -1,14 +1,26 @@
 import { ConfigError } from '../schemas/local-infra-config.js';
 import { isInfraError } from './errors.js';
 
-/** Prints a failure for a person and returns the exit code: 2 for bad configuration, 1 otherwise. */
+/** A command line that cannot mean anything: a wrong option value, a missing file. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Prints a failure for a person and returns the exit code: 2 for bad usage or configuration, 1 otherwise. */
 export function reportFailure(error: unknown): number {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof UsageError) {
     process.stderr.write(`neon: ${error.message}\n`);
     return 2;
   }
   if (isInfraError(error)) {
     process.stderr.write(`neon: ${error.describe()}\n`);
+    return 1;
+  }
+  if (error instanceof Error && error.name.startsWith('KafkaJS')) {
+    process.stderr.write(
+      `neon: Kafka: ${error.message}\n` +
+        'Is the broker running? Set KAFKA_BROKERS, or start a local one with `neon infra up`.\n',
+    );
     return 1;
   }
   // Unknown failures keep their stack: they are bugs, and the stack is what a bug report needs.

@@ -262,10 +262,10 @@ export interface DateExpression {
   /** Index in sentences of the sentence containing the expression. */
   sentence_index: number;
   /**
-   * The instant it refers to (start of a range), UTC milliseconds since the epoch, relative dates
-   * resolved against article.published_at.
+   * The instant the expression refers to (the start of a range), UTC milliseconds since the epoch,
+   * relative dates resolved against article.published_at.
    */
-  resolved_at: number;
+  refers_to: number;
   /** Finest unit the expression states; resolved is exact only to this unit. */
   granularity: DateGranularity;
 }

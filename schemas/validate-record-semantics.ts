@@ -9,7 +9,9 @@ import type { RecordName, RecordTypes } from './records.generated.js';
  *
  * Most rules follow from the schema itself, so a new field is covered without code:
  * - `long` with `logicalType: timestamp-millis` → between 1900-01-01 and two days from now
- *   (clock skew between hosts, feeds that stamp articles slightly ahead);
+ *   (clock skew between hosts, feeds that stamp articles slightly ahead); except a field named
+ *   `refers_to`, a time the article's text speaks of ("in 1066", "by 2043"), which only has to be
+ *   a real calendar instant between the years 1000 and 9999;
  * - a string field named `id` or `*_id`, and the items of `*_ids` → non-empty after trimming and at
  *   most 512 UTF-8 bytes (Elasticsearch's limit on `_id`, and ids become `_id`s);
  * - a string field named `url` or `*_url`, and the items of `urls` → an absolute http(s) URL;
@@ -35,7 +37,7 @@ export const MAX_ID_BYTES = 512;
 export const MAX_K = 1000;
 export const MAX_WINDOW_DAYS = 366;
 
-type Role = 'id' | 'url' | undefined;
+type Role = 'id' | 'url' | 'content_time' | undefined;
 /** What a field's name says about its value, and about its items when it is an array. */
 interface Roles {
   readonly value: Role;
@@ -51,7 +53,9 @@ function rolesOf(fieldName: string): Roles {
       ? 'id'
       : fieldName === 'url' || fieldName.endsWith('_url')
         ? 'url'
-        : undefined;
+        : fieldName === 'refers_to'
+          ? 'content_time'
+          : undefined;
   const items: Role = fieldName.endsWith('_ids')
     ? 'id'
     : fieldName === 'urls' || fieldName.endsWith('_urls')
@@ -71,6 +75,15 @@ export function isHttpUrl(value: string): boolean {
 }
 
 const noCheck: Check = () => undefined;
+
+const EARLIEST_CONTENT_TIME = Date.UTC(1000, 0, 1);
+const LATEST_CONTENT_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+function checkContentTime(value: unknown, path: string, _ctx: SemanticContext, problems: SemanticProblem[]): void {
+  if (typeof value !== 'number') return;
+  if (value >= EARLIEST_CONTENT_TIME && value <= LATEST_CONTENT_TIME) return;
+  problems.push({ path, message: `${value} is not a time between the years 1000 and 9999` });
+}
 
 function checkTimestamp(value: unknown, path: string, ctx: SemanticContext, problems: SemanticProblem[]): void {
   if (typeof value !== 'number') return;
@@ -105,7 +118,9 @@ function checkUrl(value: unknown, path: string, _ctx: SemanticContext, problems:
 function compile(node: AvroNode, roles: Roles): Check {
   switch (node.kind) {
     case 'primitive':
-      if (node.type === 'long' && node.logicalType === 'timestamp-millis') return checkTimestamp;
+      if (node.type === 'long' && node.logicalType === 'timestamp-millis') {
+        return roles.value === 'content_time' ? checkContentTime : checkTimestamp;
+      }
       if (node.type === 'double' || node.type === 'float') return checkFinite;
       if (node.type === 'string' && roles.value === 'id') return checkId;
       if (node.type === 'string' && roles.value === 'url') return checkUrl;

@@ -330,6 +330,19 @@ describe('invalid_record on encode', () => {
     expect(error.paths).toEqual(['entity_typ']);
   });
 
+  it('lets a date the text speaks of lie far in the past or future, but not off the calendar', () => {
+    const marked = fixture('MarkedArticle');
+    marked.dates[0]!.refers_to = Date.UTC(2043, 4, 8);
+    expect(() => encodeRecord('MarkedArticle', marked, options)).not.toThrow();
+    marked.dates[0]!.refers_to = Date.UTC(1066, 9, 14);
+    expect(() => encodeRecord('MarkedArticle', marked, options)).not.toThrow();
+    marked.dates[0]!.refers_to = Date.UTC(12000, 0, 1);
+    expect(codecError(() => encodeRecord('MarkedArticle', marked, options)).paths).toEqual(['dates.0.refers_to']);
+    const article = fixture('Article');
+    article.published_at = Date.UTC(2043, 4, 8);
+    expect(codecError(() => encodeRecord('Article', article, options)).paths).toEqual(['published_at']);
+  });
+
   it('applies the same semantic checks as decoding, so producers never write what readers reject', () => {
     const error = codecError(() =>
       encodeRecord('Article', { ...fixture('Article'), url: 'javascript:alert(1)' }, options),

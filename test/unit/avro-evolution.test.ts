@@ -23,7 +23,7 @@ const SCHEMA_IDS = {
   Article: 'Article@a7de5fb23237dd92',
   Chunk: 'Chunk@822c3a81f2022b31',
   Interaction: 'Interaction@23f721409f0eeb33',
-  MarkedArticle: 'MarkedArticle@1664f535f2ba01e0',
+  MarkedArticle: 'MarkedArticle@5216a3e269bf4e6b',
   Mention: 'Mention@548e72d021d2d441',
   Query: 'Query@7b612d6f98bbdb36',
   RegistryEntity: 'RegistryEntity@241ff7d0e960c4ff',

@@ -68,7 +68,7 @@ const markedArticle: RecordTypes['MarkedArticle'] = {
       text: 'Tuesday',
       ...span('Tuesday'),
       sentence_index: 0,
-      resolved_at: Date.UTC(2023, 7, 29),
+      refers_to: Date.UTC(2023, 7, 29),
       granularity: 'DAY',
     },
   ],

@@ -15,7 +15,7 @@ import {
 const files = readAvroSchemaFiles();
 const all = [...files.current, ...files.history];
 
-const TIME_FIELD = /^(t|t_q|window_start|window_end)$|_at$/;
+const TIME_FIELD = /^(t|t_q|window_start|window_end|refers_to)$|_at$/;
 
 interface FieldVisit {
   readonly path: string;

@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { registerArticleEndpoint } from '../../processors/intake/article-endpoint.js';
+import {
+  createFeedPoller,
+  validateFeedSubscriptions,
+  type FeedSubscription,
+} from '../../processors/intake/feed-poller.js';
+import { JsonFileFeedStateStore } from '../../processors/intake/feed-state-store.js';
+import { UsageError } from '../../infra/cli-errors.js';
+import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
+import { TransportArticlePublisher } from '../../streams/article-publisher.js';
+import { stopOnSignals } from '../../streams/stop-on-signals.js';
+import { clusterTransport } from './cluster-transport.js';
+
+/** A feed list file: YAML or JSON, `feeds: [{ url, interval_seconds, source? }]` (or a bare list). */
+export function readFeedList(path: string): FeedSubscription[] {
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const list = Array.isArray(parsed) ? parsed : (parsed as { feeds?: unknown } | null)?.feeds;
+  if (!Array.isArray(list)) throw new UsageError(`${path}: expected a list of feeds, or "feeds:" with one`);
+  try {
+    return validateFeedSubscriptions(
+      list.map((feed: unknown) => {
+        if (typeof feed === 'string') return { url: feed, intervalSeconds: 300 };
+        const f = feed as Record<string, unknown>;
+        return { ...f, intervalSeconds: f.intervalSeconds ?? f.interval_seconds ?? 300, interval_seconds: undefined };
+      }),
+    );
+  } catch (error) {
+    if (error instanceof Error && 'problems' in error)
+      throw new ConfigError((error as { problems: string[] }).problems);
+    throw error;
+  }
+}
+
+/**
+ * `neon intake` — polls the configured feeds and serves `POST /v1/articles`, publishing to
+ * news.articles (refusals to neon.dlq) until SIGTERM / Ctrl-C. Feed state (ETags, seen items) is
+ * kept under the data directory, so a restart fetches only what is new.
+ */
+export function registerIntakeCommand(program: Command): void {
+  program
+    .command('intake')
+    .description('poll RSS/Atom/JSON feeds and accept POSTed articles, publishing to news.articles')
+    .option('--feeds <file>', 'feed list (YAML or JSON): feeds: [{ url, interval_seconds, source }]')
+    .option('--port <port>', 'port of POST /v1/articles (needs NEON_INTAKE_TOKENS)', '8081')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .action(async (flags: { feeds?: string; port: string; host: string }) => {
+      const say = (line: string): void => void process.stdout.write(`${line}\n`);
+      const feeds = flags.feeds ? readFeedList(flags.feeds) : [];
+      const tokens = (process.env.NEON_INTAKE_TOKENS ?? '')
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t.length > 0);
+      if (feeds.length === 0 && tokens.length === 0) {
+        throw new UsageError('nothing to do: give --feeds FILE, or set NEON_INTAKE_TOKENS to accept POSTed articles');
+      }
+      const { transport, brokers } = await clusterTransport('neon-intake');
+      const publisher = new TransportArticlePublisher(transport.producer(), { processor: 'intake' });
+      const stateDir = join(loadLocalInfraConfig(process.env).dataDir, 'intake', 'feeds');
+      const poller = createFeedPoller({
+        feeds,
+        publisher,
+        stateStore: new JsonFileFeedStateStore(stateDir),
+        log: (level, message, fields) => {
+          if (level !== 'info') process.stderr.write(`${JSON.stringify({ level, message, ...fields })}\n`);
+        },
+      });
+      const app = Fastify({ logger: false });
+      if (tokens.length > 0) {
+        registerArticleEndpoint(app, { publisher, tokens });
+        await app.listen({ port: Number(flags.port), host: flags.host });
+        say(`accepting POST http://${flags.host}:${flags.port}/v1/articles (Bearer token from NEON_INTAKE_TOKENS)`);
+      }
+      poller.start();
+      say(`intake publishing to news.articles on ${brokers.join(',')}; ${feeds.length} feed(s); state in ${stateDir}`);
+      await new Promise<void>((resolve, reject) => {
+        stopOnSignals(
+          async () => {
+            await app.close();
+            await poller.stop();
+            await transport.close();
+            say(`published ${publisher.counters.published}; rejected ${JSON.stringify(publisher.counters.rejected)}`);
+          },
+          { exit: (code) => (code === 0 ? resolve() : reject(new Error('intake stopped after a failure'))) },
+        );
+      });
+    });
+}

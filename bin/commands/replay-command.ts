@@ -1,0 +1,103 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
+import { loadRealtimeQaDocs } from '../../processors/intake/load-realtimeqa.js';
+import { loadWikinews } from '../../processors/intake/load-wikinews.js';
+import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
+import { TransportArticlePublisher } from '../../streams/article-publisher.js';
+import { UsageError } from '../../infra/cli-errors.js';
+import { clusterTransport } from './cluster-transport.js';
+
+const FORMATS = ['auto', 'jsonl', 'realtimeqa', 'wikinews'] as const;
+type Format = (typeof FORMATS)[number];
+
+/** Picks the reader for a path: a RealTime QA folder, a Wikinews folder, or a JSONL file. */
+export function detectFormat(path: string): Exclude<Format, 'auto'> {
+  if (!existsSync(path)) throw new UsageError(`${path}: no such file or folder`);
+  if (!statSync(path).isDirectory()) return 'jsonl';
+  if (existsSync(join(path, 'docs'))) return 'realtimeqa';
+  if (existsSync(join(path, 'wikinews_2019.csv')) || existsSync(join(path, 'wikinews_2020.csv'))) return 'wikinews';
+  throw new UsageError(`${path}: a folder, but neither a RealTime QA nor a Wikinews one; give --format`);
+}
+
+function itemsOf(format: Exclude<Format, 'auto'>, path: string): AsyncIterable<ReplayItem> {
+  if (format === 'jsonl') return readJsonlArticles(path);
+  const load = format === 'realtimeqa' ? loadRealtimeQaDocs(path) : loadWikinews(path);
+  if (!load.ok) throw new UsageError(load.error);
+  return load.items;
+}
+
+function positive(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number, got "${value}"`);
+  return n;
+}
+
+/**
+ * `neon replay FILE` — publishes a JSONL file or a dataset folder to news.articles in publication
+ * order, optionally time-compressed (`--speed 3600`: an hour of news per second).
+ */
+export function registerReplayCommand(program: Command): void {
+  program
+    .command('replay')
+    .description('publish a JSONL file or dataset folder to news.articles in publication-time order')
+    .argument('<path>', 'JSONL file (.jsonl or .jsonl.gz, "-" for stdin) or a RealTime QA / Wikinews folder')
+    .option('--format <format>', `one of ${FORMATS.join(', ')}`, 'auto')
+    .option('--speed <factor>', 'time compression: 3600 = one hour of publication time per second (default: no pauses)')
+    .option('--limit <n>', 'read at most n items')
+    .option('--json', 'print the final report as JSON')
+    .action(async (path: string, flags: { format: string; speed?: string; limit?: string; json?: boolean }) => {
+      if (!(FORMATS as readonly string[]).includes(flags.format)) {
+        throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`);
+      }
+      const format =
+        flags.format === 'auto'
+          ? path === '-'
+            ? 'jsonl'
+            : detectFormat(path)
+          : (flags.format as Exclude<Format, 'auto'>);
+      const speed = positive(flags.speed, 'speed');
+      const limit = positive(flags.limit, 'limit');
+      const { transport, brokers } = await clusterTransport('neon-replay');
+      const publisher = new TransportArticlePublisher(transport.producer(), { processor: 'replay' });
+      const abort = new AbortController();
+      const onSignal = (): void => abort.abort();
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      let lastLine = 0;
+      try {
+        if (!flags.json) process.stderr.write(`replaying ${path} (${format}) to ${brokers.join(',')}\n`);
+        const report = await replayArticles(path === '-' ? readJsonlArticles(process.stdin) : itemsOf(format, path), {
+          publisher,
+          origin: path,
+          signal: abort.signal,
+          ...(speed === undefined ? {} : { speed }),
+          ...(limit === undefined ? {} : { limit }),
+          onProgress: (p) => {
+            if (flags.json || Date.now() - lastLine < 1000) return;
+            lastLine = Date.now();
+            process.stderr.write(
+              `  published ${p.published}/${p.total}  rejected ${p.rejected}  now at ${new Date(p.publishedAt).toISOString()}\n`,
+            );
+          },
+        });
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify({ path, format, ...report })}\n`);
+        } else {
+          const reasons = Object.entries(report.rejected).map(([reason, n]) => `${reason} ${n}`);
+          process.stdout.write(
+            `published ${report.published} of ${report.read} in ${(report.durationMs / 1000).toFixed(1)} s; ` +
+              `rejected ${reasons.length ? reasons.join(', ') : 'none'} (dead letters on neon.dlq)` +
+              `${report.aborted ? '; stopped early' : ''}\n`,
+          );
+        }
+        if (report.aborted) process.exitCode = 130;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        await transport.close();
+      }
+    });
+}

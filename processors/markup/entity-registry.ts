@@ -1,0 +1,355 @@
+/**
+ * Canonical entities across documents. Pure in-memory state, with no I/O: whoever persists it writes
+ * `takeChanges()` to a compacted log keyed by id and `apply`s every record on start.
+ *
+ * Ids come from the canonical name alone (see entity-id.ts), so replicas that meet an entity
+ * independently agree on its id. `apply` is a join (idempotent, commutative, associative): the
+ * state of an entity is a function of the set of records merged into it, so a log replayed in any
+ * order, with duplicates, gives the same registry.
+ *
+ * Cross-document linking, in order (types must be compatible: equal, or one of them OTHER):
+ * 1. a name that is an alias of two or more entities ("Jordan") links by no rule: its own id;
+ * 2. a name that is an alias of one entity with a longer name links to it ("Trump" → "Donald
+ *    Trump", once an article used both), even if the short name has an entity of its own;
+ * 3. an acronym links to the one entity whose name it abbreviates ("FBI");
+ * 4. a name links to the one person whose last name it is ("Rubio" → "Marco Rubio"), or the one
+ *    company it names without the legal suffix ("Apple" → "Apple Inc.");
+ * 5. otherwise the entity with the cluster's own id, or the one entity that has the name as an
+ *    alias, or — for a new name no more specific than the entity ("Donald J. Trump") — the one
+ *    entity that has one of the cluster's surfaces as an alias; else a new entity.
+ * Ids come from names only, so same-named entities of different types ("Jordan") share an id.
+ * The registry grows with every new name; it does not evict (compaction keeps one record per id).
+ */
+import type { EntityType, RegistryEntity } from '../../schemas/records.generated.js';
+import { entityIdFor, entityKey, keyTokens } from './entity-id.js';
+import { acronymLetters, crossDocumentShortForm, initials } from './resolve-coreferences.js';
+
+export type { RegistryEntity } from '../../schemas/records.generated.js';
+
+export interface EntityRegistryOptions {
+  /** Most aliases kept per entity, the canonical name included; default 32. */
+  maxAliasesPerEntity?: number;
+}
+
+export interface ClusterToLink {
+  name: string;
+  type: EntityType;
+  surfaces: string[];
+}
+
+export interface LinkedEntity {
+  id: string;
+  name: string;
+  type: EntityType;
+}
+
+const DEFAULT_MAX_ALIASES = 32;
+/** Fixed order used to settle a type both records state differently: any total order makes merges order-free. */
+const TYPE_RANK: Readonly<Record<EntityType, number>> = {
+  OTHER: 0,
+  EVENT: 1,
+  LOCATION: 2,
+  ORGANIZATION: 3,
+  PERSON: 4,
+};
+
+export class EntityRegistry {
+  readonly #maxAliases: number;
+  readonly #byId = new Map<string, RegistryEntity>();
+  /** Alias key → ids of the entities that have it. */
+  readonly #byAlias = new Map<string, Set<string>>();
+  /** Initials of multi-word canonical names ("fbi" → Federal Bureau of Investigation). */
+  readonly #byInitials = new Map<string, Set<string>>();
+  /** Cross-document short forms of canonical names ("rubio" → Marco Rubio, "apple" → Apple Inc.). */
+  readonly #byShortForm = new Map<string, Set<string>>();
+  readonly #changed = new Set<string>();
+
+  constructor(entities?: Iterable<RegistryEntity>, options: EntityRegistryOptions = {}) {
+    const max = options.maxAliasesPerEntity ?? DEFAULT_MAX_ALIASES;
+    if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxAliasesPerEntity must be a positive integer`);
+    this.#maxAliases = max;
+    if (entities !== undefined) for (const entity of entities) this.apply(entity);
+    this.#changed.clear();
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  /** Link one document's clusters: returns canonical id per cluster and records changes. */
+  link(clusters: readonly ClusterToLink[], seenAt: number): LinkedEntity[] {
+    const ids = clusters.map((cluster) => this.#resolve(cluster));
+    const counted = new Set<string>();
+    return clusters.map((cluster, i) => {
+      const id = ids[i]!;
+      const existing = this.#byId.get(id);
+      const firstInDocument = !counted.has(id);
+      counted.add(id);
+      const update: RegistryEntity = {
+        id,
+        name: existing?.name ?? cluster.name,
+        type: existing === undefined ? cluster.type : refineType(existing.type, cluster.type),
+        aliases: [cluster.name, ...cluster.surfaces],
+        first_seen_at: seenAt,
+        last_seen_at: seenAt,
+        mentions: (existing?.mentions ?? 0) + (firstInDocument ? 1 : 0),
+      };
+      const merged = this.#merge(update);
+      return { id, name: merged.name, type: merged.type };
+    });
+  }
+
+  get(id: string): RegistryEntity | undefined {
+    const entity = this.#byId.get(id);
+    return entity === undefined ? undefined : copy(entity);
+  }
+
+  /** Entities that have this surface (compared by key) as an alias: for query-time entity linking. */
+  lookupAlias(surface: string): RegistryEntity[] {
+    const ids = this.#byAlias.get(entityKey(surface));
+    if (ids === undefined) return [];
+    return [...ids]
+      .sort()
+      .map((id) => this.#byId.get(id))
+      .filter((e): e is RegistryEntity => e !== undefined)
+      .map(copy);
+  }
+
+  /**
+   * Merge an entity learned elsewhere (another replica, or the changelog on restart): idempotent,
+   * commutative. Recorded as a change only when the merged state holds something the record did
+   * not, so a compacted log that keeps only the latest record per id still converges on the join.
+   */
+  apply(entity: RegistryEntity): void {
+    const merged = this.#merge(entity, false);
+    if (!sameEntity(merged, normalise(entity, this.#maxAliases))) this.#changed.add(merged.id);
+  }
+
+  /** Entities changed since the last call (to write to the changelog). */
+  takeChanges(): RegistryEntity[] {
+    const changes = [...this.#changed]
+      .map((id) => this.#byId.get(id))
+      .filter((e): e is RegistryEntity => e !== undefined)
+      .map(copy);
+    this.#changed.clear();
+    return changes;
+  }
+
+  *entities(): IterableIterator<RegistryEntity> {
+    for (const entity of this.#byId.values()) yield copy(entity);
+  }
+
+  /** The registry as plain records: `new EntityRegistry(JSON.parse(JSON.stringify(r)))` restores it. */
+  toJSON(): RegistryEntity[] {
+    return [...this.entities()];
+  }
+
+  #resolve(cluster: ClusterToLink): string {
+    const own = entityIdFor(cluster.name);
+    const others = (ids: Iterable<string>): string[] =>
+      [...ids].filter((id) => id !== own && compatible(this.#byId.get(id)!.type, cluster.type));
+    const aliased = others(this.#aliasedBy(cluster.name, cluster.type));
+    // An alias two entities share ("Jordan") links nothing, by any rule.
+    if (aliased.length > 1) return own;
+    // A name known as the alias of one more complete entity is that entity ("Trump" → "Donald
+    // Trump"), even when an article that said only "Trump" once gave it an entity of its own.
+    const only = aliased[0];
+    if (only !== undefined && wordCount(this.#byId.get(only)!.name) > wordCount(cluster.name)) return only;
+    // An acronym whose expansion is a known entity, and only one ("FBI" once "Federal Bureau of
+    // Investigation" is known; "ICC" stays itself while two courts and a cricket council share it).
+    const letters = acronymLetters(cluster.name);
+    const expansions = letters === undefined ? [] : others(this.#byInitials.get(letters) ?? []);
+    if (expansions.length === 1) return expansions[0]!;
+    // The one known person this last name belongs to ("Rubio" → "Marco Rubio"), or company without
+    // its legal suffix; several ("Trump": Donald, Melania) link nothing. Other short forms ("Senate")
+    // only link within an article: across articles they are too often another country's.
+    const abbreviated = others(this.#byShortForm.get(entityKey(cluster.name)) ?? []);
+    if (abbreviated.length === 1) return abbreviated[0]!;
+    if (this.#byId.has(own)) return own;
+    return only ?? this.#bySurface(cluster) ?? own;
+  }
+
+  /**
+   * A surface alias may only stand for the whole cluster when the cluster is no more specific than
+   * it: "Donald J. Trump" may join "Donald Trump" through "Trump", "Melania Trump" may not.
+   */
+  #bySurface(cluster: ClusterToLink): string | undefined {
+    const nameKey = entityKey(cluster.name);
+    for (const surface of cluster.surfaces) {
+      if (entityKey(surface) === nameKey) continue;
+      const bySurface = this.#aliasedBy(surface, cluster.type);
+      if (bySurface.length === 1 && this.#containsName(bySurface[0]!, cluster.name)) return bySurface[0]!;
+    }
+    return undefined;
+  }
+
+  /** Ids of the entities of a compatible type that have this surface as an alias. */
+  #aliasedBy(surface: string, type: EntityType): string[] {
+    const ids = this.#byAlias.get(entityKey(surface));
+    if (ids === undefined) return [];
+    return [...ids].filter((id) => {
+      const entity = this.#byId.get(id);
+      return entity !== undefined && compatible(entity.type, type);
+    });
+  }
+
+  /** Whether every word of `name` occurs in the entity's canonical name ("Donald J. Trump" ⊇ "Trump"). */
+  #containsName(id: string, name: string): boolean {
+    const entity = this.#byId.get(id);
+    if (entity === undefined) return false;
+    const words = new Set(entityKey(entity.name).split(' '));
+    return entityKey(name)
+      .split(' ')
+      .every((w) => words.has(w) || w.length === 1);
+  }
+
+  #merge(incoming: RegistryEntity, recordChange = true): RegistryEntity {
+    const current = this.#byId.get(incoming.id);
+    const merged =
+      current === undefined
+        ? normalise(incoming, this.#maxAliases)
+        : join(current, normalise(incoming, this.#maxAliases), this.#maxAliases);
+    if (current !== undefined && sameEntity(current, merged)) return current;
+    if (current !== undefined) this.#unindex(current);
+    this.#byId.set(merged.id, merged);
+    this.#index(merged);
+    if (recordChange) this.#changed.add(merged.id);
+    return merged;
+  }
+
+  #index(entity: RegistryEntity): void {
+    const letters = initials(entity.name);
+    if (letters !== undefined) addTo(this.#byInitials, letters, entity.id);
+    const short = crossDocumentShortForm(keyTokens(entity.name), entity.type);
+    if (short !== undefined) addTo(this.#byShortForm, short, entity.id);
+    for (const alias of entity.aliases) addTo(this.#byAlias, entityKey(alias), entity.id);
+  }
+
+  #unindex(entity: RegistryEntity): void {
+    const letters = initials(entity.name);
+    if (letters !== undefined) removeFrom(this.#byInitials, letters, entity.id);
+    const short = crossDocumentShortForm(keyTokens(entity.name), entity.type);
+    if (short !== undefined) removeFrom(this.#byShortForm, short, entity.id);
+    for (const alias of entity.aliases) removeFrom(this.#byAlias, entityKey(alias), entity.id);
+  }
+}
+
+function addTo(index: Map<string, Set<string>>, key: string, id: string): void {
+  const ids = index.get(key);
+  if (ids === undefined) index.set(key, new Set([id]));
+  else ids.add(id);
+}
+
+function removeFrom(index: Map<string, Set<string>>, key: string, id: string): void {
+  const ids = index.get(key);
+  ids?.delete(id);
+  if (ids?.size === 0) index.delete(key);
+}
+
+function wordCount(name: string): number {
+  const key = entityKey(name);
+  return key.length === 0 ? 0 : key.split(' ').length;
+}
+
+function compatible(a: EntityType, b: EntityType): boolean {
+  return a === b || a === 'OTHER' || b === 'OTHER';
+}
+
+/** A registry type changes only from OTHER to something specific; a conflicting type is ignored. */
+function refineType(current: EntityType, seen: EntityType): EntityType {
+  return current === 'OTHER' ? seen : current;
+}
+
+/**
+ * The join of two records of one id. Each field is a semilattice: type by a fixed rank, aliases as
+ * a bounded union (the best variant per key, then the first `max` keys in a fixed order with the
+ * name's key first), the name as the best variant of the name's key, min first seen, max last
+ * seen, max mentions.
+ */
+function join(a: RegistryEntity, b: RegistryEntity, max: number): RegistryEntity {
+  const nameKey = preferredNameKey(a, b);
+  const aliases = boundedAliases([...a.aliases, ...b.aliases, a.name, b.name], nameKey, max);
+  return {
+    id: a.id,
+    name: bestVariant([a.name, b.name, ...aliases].filter((s) => entityKey(s) === nameKey)),
+    type: TYPE_RANK[a.type] >= TYPE_RANK[b.type] ? a.type : b.type,
+    aliases,
+    first_seen_at: Math.min(a.first_seen_at, b.first_seen_at),
+    last_seen_at: Math.max(a.last_seen_at, b.last_seen_at),
+    mentions: Math.max(a.mentions, b.mentions),
+  };
+}
+
+/** One record on its own, in the form join produces (so a single record is a fixed point of join). */
+function normalise(entity: RegistryEntity, max: number): RegistryEntity {
+  return join(entity, entity, max);
+}
+
+/** Records of one id share the name's key; should they not (a hash collision), the smaller key wins. */
+function preferredNameKey(a: RegistryEntity, b: RegistryEntity): string {
+  const ka = entityKey(a.name);
+  const kb = entityKey(b.name);
+  return ka <= kb ? ka : kb;
+}
+
+function boundedAliases(surfaces: readonly string[], nameKey: string, max: number): string[] {
+  const byKey = new Map<string, string[]>();
+  for (const surface of surfaces) {
+    const key = entityKey(surface);
+    if (key.length === 0) continue;
+    const variants = byKey.get(key) ?? [];
+    variants.push(surface);
+    byKey.set(key, variants);
+  }
+  const keys = [...byKey.keys()].sort((x, y) => aliasOrder(x, y, nameKey)).slice(0, max);
+  return keys.map((key) => bestVariant(byKey.get(key)!));
+}
+
+/** The name's key first, then shorter keys (the useful aliases: "Trump", "FBI"), then code-unit order. */
+function aliasOrder(x: string, y: string, nameKey: string): number {
+  if (x === nameKey || y === nameKey) return x === nameKey ? (y === nameKey ? 0 : -1) : 1;
+  return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
+}
+
+/**
+ * The display form among surfaces with one key: mixed case over all-caps over lower case, then
+ * more non-ASCII letters ("Zürich" over "Zurich"), then longer ("U.S." over "US"), then code-unit order.
+ */
+function bestVariant(variants: readonly string[]): string {
+  let best = variants[0] ?? '';
+  for (const v of variants.slice(1)) if (variantOrder(v, best) < 0) best = v;
+  return best;
+}
+
+function variantOrder(x: string, y: string): number {
+  return caseRank(y) - caseRank(x) || nonAscii(y) - nonAscii(x) || y.length - x.length || (x < y ? -1 : x > y ? 1 : 0);
+}
+
+function caseRank(s: string): number {
+  const upper = /\p{Lu}/u.test(s);
+  const lower = /\p{Ll}/u.test(s);
+  return upper && lower ? 2 : upper ? 1 : 0;
+}
+
+function nonAscii(s: string): number {
+  let n = 0;
+  for (const ch of s) if (ch.charCodeAt(0) > 0x7f) n++;
+  return n;
+}
+
+function sameEntity(a: RegistryEntity, b: RegistryEntity): boolean {
+  return (
+    a.id === b.id &&
+    a.name === b.name &&
+    a.type === b.type &&
+    a.first_seen_at === b.first_seen_at &&
+    a.last_seen_at === b.last_seen_at &&
+    a.mentions === b.mentions &&
+    a.aliases.length === b.aliases.length &&
+    a.aliases.every((alias, i) => alias === b.aliases[i])
+  );
+}
+
+function copy(entity: RegistryEntity): RegistryEntity {
+  return { ...entity, aliases: [...entity.aliases] };
+}

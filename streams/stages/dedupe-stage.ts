@@ -1,0 +1,107 @@
+import { NearDuplicateFilter, type DedupeOptions } from '../../processors/drop-near-duplicates.js';
+import type { Chunk, Mention } from '../../schemas/records.generated.js';
+import { KafkaSink } from '../kafka-sink.js';
+import { stageDecoder, topicRecord } from '../record-codec.js';
+import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
+import { StageError } from '../stage-error.js';
+import { tailTopic } from '../topic-tail.js';
+import type { Transport } from '../transport.js';
+import { pipelineTopics, type PipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
+
+export interface DedupeStage extends RunningStage {
+  readonly filter: NearDuplicateFilter;
+}
+
+function uniqueOutputs(topics: PipelineTopics, chunk: Chunk, mentions: Mention[]): StageOutput[] {
+  return [
+    { sink: 'kafka', id: chunk.id, item: topicRecord(topics.uniqueChunks, 'Chunk', chunk.article_id, chunk) },
+    ...mentions.map((mention) => ({
+      sink: 'kafka',
+      id: `${chunk.id}/${mention.entity_id}`,
+      item: topicRecord(topics.mentions, 'Mention', mention.entity_id, mention),
+    })),
+  ];
+}
+
+/**
+ * `news.chunks` → near-duplicate removal → `news.chunks.unique` (keyed by article id) and one
+ * `Mention` per entity per unique chunk → `entity.mentions` (keyed by entity id).
+ *
+ * A duplicate is not dropped silently: its source and date are merged into the surviving chunk's
+ * provenance and the survivor is written again to `news.chunks.unique` under its own id (an
+ * idempotent overwrite downstream), without new mentions, so syndication never inflates counts.
+ *
+ * State: the time window of unique chunks. It is rebuilt on start by reading
+ * `news.chunks.unique` (the stage's own output is its changelog) and follows that topic while
+ * running, so it survives restarts and replicas see each other's unique chunks. Replay-safe: a
+ * chunk already in the window is never a duplicate of itself; it is re-emitted unchanged.
+ *
+ * Delivery: at-least-once; offsets are committed only after the outputs are acknowledged.
+ * Dead letters: undecodable input.
+ */
+export async function startDedupeStage(
+  transport: Transport,
+  options: StageBindingOptions & { dedupe?: Partial<DedupeOptions> } = {},
+): Promise<DedupeStage> {
+  const topics = pipelineTopics(options.topics);
+  const log = options.log ?? stderrLogger;
+  const filter = new NearDuplicateFilter(options.dedupe);
+  const decodeChunk = stageDecoder('Chunk');
+  const tail = await tailTopic(
+    transport,
+    topics.uniqueChunks,
+    (record) => {
+      try {
+        filter.restore(decodeChunk(record));
+      } catch (error) {
+        log('warn', 'unreadable unique chunk skipped while rebuilding the window', {
+          stage: 'dedupe',
+          partition: record.partition,
+          offset: record.offset,
+          code: error instanceof StageError ? error.code : 'internal',
+        });
+      }
+    },
+    { purpose: 'dedupe-window' },
+  );
+  await tail.caughtUp;
+
+  const sink = new KafkaSink(transport.producer(), { name: 'kafka' });
+  const stage = await startStage<Chunk>(transport, {
+    name: 'dedupe',
+    ...(options.groupId ? { groupId: options.groupId } : {}),
+    inputTopics: [topics.chunks],
+    deadLetterTopic: topics.deadLetters,
+    decode: decodeChunk,
+    process: ({ value: chunk }): StageOutput[] => {
+      const decision = filter.offer(chunk);
+      switch (decision.kind) {
+        case 'unique':
+        case 'replayed':
+          return uniqueOutputs(topics, decision.chunk, decision.mentions);
+        case 'duplicate':
+          return [
+            {
+              sink: 'kafka',
+              id: decision.survivor.id,
+              item: topicRecord(topics.uniqueChunks, 'Chunk', decision.survivor.article_id, decision.survivor),
+            },
+          ];
+      }
+    },
+    sinks: { kafka: sink },
+    ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    log,
+  });
+  void stage.done.finally(() => tail.stop());
+  return {
+    filter,
+    done: stage.done,
+    stats: () => stage.stats(),
+    stop: async () => {
+      await stage.stop();
+      await tail.stop();
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import { EntityRegistry } from '../../processors/markup/entity-registry.js';
+import { markArticle, resolveMarkupOptions, type MarkupOptions } from '../../processors/markup/mark-article.js';
+import { RegistryChangeThrottle } from '../../processors/markup/throttle-registry-changes.js';
+import type { Article } from '../../schemas/records.generated.js';
+import { KafkaSink } from '../kafka-sink.js';
+import { stageDecoder, topicRecord } from '../record-codec.js';
+import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
+import { StageError } from '../stage-error.js';
+import { tailTopic } from '../topic-tail.js';
+import type { Transport } from '../transport.js';
+import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
+
+export interface MarkupStage extends RunningStage {
+  readonly registry: EntityRegistry;
+}
+
+/**
+ * `news.articles` → markup → `news.marked` (keyed by article id) and registry changes → the
+ * compacted `entity.registry` (keyed by entity id).
+ *
+ * Delivery: at-least-once; an article's offset is committed only after its marked article and the
+ * registry changes it caused are acknowledged, so a crash re-marks it and re-sends the same ids.
+ * The registry is rebuilt from `entity.registry` before the first article is taken, and follows it
+ * while running, so replicas learn each other's aliases. Only significant changes are written
+ * (RegistryChangeThrottle), so the changelog stays far quieter than the article stream. Dead letters: undecodable input, and
+ * articles the markup refuses (`processor_rejected`).
+ */
+export async function startMarkupStage(
+  transport: Transport,
+  options: StageBindingOptions & { markup?: Partial<MarkupOptions> } = {},
+): Promise<MarkupStage> {
+  const topics = pipelineTopics(options.topics);
+  const log = options.log ?? stderrLogger;
+  const markup = resolveMarkupOptions(options.markup);
+  const registry = new EntityRegistry();
+  const throttle = new RegistryChangeThrottle();
+  const decodeEntity = stageDecoder('RegistryEntity');
+  const tail = await tailTopic(
+    transport,
+    topics.registry,
+    (record) => {
+      try {
+        const entity = decodeEntity(record);
+        registry.apply(entity);
+        throttle.remember(entity);
+      } catch (error) {
+        log('warn', 'unreadable registry record skipped', {
+          stage: 'markup',
+          partition: record.partition,
+          offset: record.offset,
+          code: error instanceof StageError ? error.code : 'internal',
+        });
+      }
+    },
+    { purpose: 'markup-registry' },
+  );
+  await tail.caughtUp;
+  // What the log already holds is not news to write back.
+  registry.takeChanges();
+
+  const sink = new KafkaSink(transport.producer(), { name: 'kafka' });
+  const stage = await startStage<Article>(transport, {
+    name: 'markup',
+    ...(options.groupId ? { groupId: options.groupId } : {}),
+    inputTopics: [topics.articles],
+    deadLetterTopic: topics.deadLetters,
+    decode: stageDecoder('Article'),
+    process: ({ value: article }): StageOutput[] => {
+      let marked;
+      try {
+        marked = markArticle(article, registry, markup);
+      } catch (error) {
+        throw new StageError(
+          'processor_rejected',
+          `markup refused article ${article.id}: ${error instanceof Error ? error.message : String(error)}`,
+          'markup',
+        );
+      }
+      // markArticle and takeChanges run in one synchronous turn: the changes are this article's.
+      const changes = throttle.select(registry.takeChanges());
+      return [
+        { sink: 'kafka', id: article.id, item: topicRecord(topics.marked, 'MarkedArticle', article.id, marked) },
+        ...changes.map((entity) => ({
+          sink: 'kafka',
+          id: entity.id,
+          item: topicRecord(topics.registry, 'RegistryEntity', entity.id, entity),
+        })),
+      ];
+    },
+    sinks: { kafka: sink },
+    ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    log,
+  });
+  void stage.done.finally(() => tail.stop());
+  return {
+    registry,
+    done: stage.done,
+    stats: () => stage.stats(),
+    stop: async () => {
+      await stage.stop();
+      await tail.stop();
+    },
+  };
+}

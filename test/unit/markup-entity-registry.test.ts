@@ -1,0 +1,248 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+
+import { entityIdFor, entityKey } from '../../processors/markup/entity-id.js';
+import { EntityRegistry, type RegistryEntity } from '../../processors/markup/entity-registry.js';
+import { ENTITY_TYPE_SYMBOLS, type EntityType } from '../../schemas/records.generated.js';
+
+const cluster = (name: string, type: EntityType, ...surfaces: string[]) => ({
+  name,
+  type,
+  surfaces: surfaces.length > 0 ? surfaces : [name],
+});
+
+describe('entityIdFor', () => {
+  it('slugs the folded, lower-cased name', () => {
+    expect(entityIdFor('Karl Lagerfeld')).toBe('e-karl-lagerfeld');
+    expect(entityIdFor('U.S.')).toBe('e-us');
+    expect(entityIdFor("Austrian People's Party")).toBe('e-austrian-peoples-party');
+  });
+
+  it('gives one id to case, punctuation and diacritic variants', () => {
+    expect(entityIdFor('ZÜRICH')).toBe(entityIdFor('Zurich'));
+    expect(entityIdFor('Keller-Sutter')).toBe(entityIdFor('Keller Sutter'));
+    expect(entityIdFor('US')).toBe(entityIdFor('U.S.'));
+  });
+
+  it('adds a hash when the slug would lose letters or be long', () => {
+    const cyrillic = entityIdFor('Владимир Путин');
+    expect(cyrillic).toMatch(/^e-[0-9a-f]{10}$/);
+    expect(cyrillic).not.toBe(entityIdFor('Владимир Зеленский'));
+    const long = entityIdFor('African Union Support and Stabilisation Mission in Somalia and Beyond');
+    expect(long).toMatch(/^e-african-union-support-and-stabilisation-mission-[0-9a-f]{10}$/);
+    expect(long.length).toBeLessThanOrEqual(2 + 48 + 1 + 10);
+  });
+
+  it('keys ignore case, diacritics and punctuation', () => {
+    expect(entityKey('  Zoë  O’Brien-Smith ')).toBe('zoe obrien smith');
+  });
+});
+
+describe('EntityRegistry.link', () => {
+  it('creates entities with deterministic ids and records them as changes', () => {
+    const registry = new EntityRegistry();
+    const linked = registry.link([cluster('Karl Lagerfeld', 'PERSON', 'Karl Lagerfeld', 'Karl')], 1000);
+    expect(linked).toEqual([{ id: 'e-karl-lagerfeld', name: 'Karl Lagerfeld', type: 'PERSON' }]);
+    expect(registry.takeChanges()).toEqual([
+      {
+        id: 'e-karl-lagerfeld',
+        name: 'Karl Lagerfeld',
+        type: 'PERSON',
+        aliases: ['Karl Lagerfeld', 'Karl'],
+        first_seen_at: 1000,
+        last_seen_at: 1000,
+        mentions: 1,
+      },
+    ]);
+    expect(registry.takeChanges()).toEqual([]);
+  });
+
+  it('links a later article that only uses a taught alias', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Donald Trump', 'PERSON', 'Donald Trump', 'Trump')], 1000);
+    const [linked] = registry.link([cluster('Trump', 'OTHER')], 2000);
+    expect(linked).toEqual({ id: 'e-donald-trump', name: 'Donald Trump', type: 'PERSON' });
+    const entity = registry.get('e-donald-trump')!;
+    expect(entity).toMatchObject({ first_seen_at: 1000, last_seen_at: 2000, mentions: 2 });
+  });
+
+  it('prefers the fuller entity even when the short name had an entity of its own', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Trump', 'PERSON')], 1000);
+    registry.link([cluster('Donald Trump', 'PERSON', 'Donald Trump', 'Trump')], 2000);
+    expect(registry.link([cluster('Trump', 'PERSON')], 3000)[0]!.id).toBe('e-donald-trump');
+  });
+
+  it('does not link by an alias two entities share', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Michael Jordan', 'PERSON', 'Michael Jordan', 'Jordan')], 1000);
+    registry.link([cluster('Jordan Peterson', 'PERSON', 'Jordan Peterson', 'Jordan')], 1000);
+    expect(registry.lookupAlias('jordan').map((e) => e.id)).toEqual(['e-jordan-peterson', 'e-michael-jordan']);
+    expect(registry.link([cluster('Jordan', 'PERSON')], 2000)[0]!.id).toBe('e-jordan');
+  });
+
+  it('does not link a more specific cluster through one of its surfaces', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Donald Trump', 'PERSON', 'Donald Trump', 'Trump')], 1000);
+    const [melania] = registry.link([cluster('Melania Trump', 'PERSON', 'Melania Trump', 'Trump')], 2000);
+    expect(melania!.id).toBe('e-melania-trump');
+  });
+
+  it('links a new article with a middle initial through a shared surface', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Donald Trump', 'PERSON', 'Donald Trump', 'Trump')], 1000);
+    expect(registry.link([cluster('Donald J. Trump', 'PERSON', 'Donald J. Trump', 'Trump')], 2000)[0]!.id).toBe(
+      'e-donald-trump',
+    );
+  });
+
+  it('links acronyms, last names and companies without their legal suffix to the one known entity', () => {
+    const registry = new EntityRegistry();
+    registry.link(
+      [
+        cluster('Federal Bureau of Investigation', 'ORGANIZATION'),
+        cluster('Marco Rubio', 'PERSON'),
+        cluster('Apple Inc.', 'ORGANIZATION'),
+        cluster('U.S. Senate', 'ORGANIZATION'),
+      ],
+      1000,
+    );
+    const later = [cluster('FBI', 'ORGANIZATION'), cluster('Rubio', 'OTHER'), cluster('Apple', 'OTHER')];
+    // Institutions' other short forms do not cross articles.
+    later.push(cluster('Senate', 'ORGANIZATION'));
+    expect(registry.link(later, 2000).map((l) => l.id)).toEqual([
+      'e-federal-bureau-of-investigation',
+      'e-marco-rubio',
+      'e-apple-inc',
+      'e-senate',
+    ]);
+    expect(registry.lookupAlias('F.B.I.').map((e) => e.id)).toEqual(['e-federal-bureau-of-investigation']);
+  });
+
+  it('counts an entity once per article, and refines OTHER to a specific type', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Choupette', 'OTHER'), cluster('CHOUPETTE', 'OTHER')], 1000);
+    registry.link([cluster('Choupette', 'PERSON')], 2000);
+    expect(registry.get('e-choupette')).toMatchObject({ type: 'PERSON', mentions: 2, name: 'Choupette' });
+  });
+
+  it('bounds aliases, always keeping the canonical name', () => {
+    const registry = new EntityRegistry([], { maxAliasesPerEntity: 3 });
+    registry.link(
+      [cluster('Karl Lagerfeld', 'PERSON', 'Karl Lagerfeld', 'K', 'KL', 'Karl', 'Lagerfeld', 'Mr Lagerfeld')],
+      0,
+    );
+    const aliases = registry.get('e-karl-lagerfeld')!.aliases;
+    expect(aliases).toHaveLength(3);
+    expect(aliases[0]).toBe('Karl Lagerfeld');
+  });
+
+  it('rejects an invalid alias bound', () => {
+    expect(() => new EntityRegistry([], { maxAliasesPerEntity: 0 })).toThrow(RangeError);
+  });
+
+  it('round-trips through JSON', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Karl Lagerfeld', 'PERSON', 'Karl Lagerfeld', 'Karl'), cluster('Paris', 'LOCATION')], 5);
+    const restored = new EntityRegistry(JSON.parse(JSON.stringify(registry)) as RegistryEntity[]);
+    expect([...restored.entities()]).toEqual([...registry.entities()]);
+    expect(restored.size).toBe(2);
+    expect(restored.takeChanges()).toEqual([]);
+  });
+});
+
+describe('EntityRegistry.apply', () => {
+  const names = ['Karl Lagerfeld', 'KARL LAGERFELD', 'Zürich', 'Zurich', 'Trump', 'Donald Trump'];
+  const surfaces = ['Karl', 'Lagerfeld', 'Mr. Lagerfeld', 'Zuri', 'DJT', 'Trump', 'The Donald', 'Zürich'];
+  const entity: fc.Arbitrary<RegistryEntity> = fc
+    .record({
+      name: fc.constantFrom(...names),
+      type: fc.constantFrom<EntityType>(...ENTITY_TYPE_SYMBOLS),
+      aliases: fc.subarray(surfaces),
+      first: fc.integer({ min: 0, max: 1000 }),
+      span: fc.integer({ min: 0, max: 1000 }),
+      mentions: fc.integer({ min: 0, max: 50 }),
+    })
+    .map((r) => ({
+      id: entityIdFor(r.name),
+      name: r.name,
+      type: r.type,
+      aliases: [r.name, ...r.aliases],
+      first_seen_at: r.first,
+      last_seen_at: r.first + r.span,
+      mentions: r.mentions,
+    }));
+  const stateOf = (records: readonly RegistryEntity[]): RegistryEntity[] => {
+    const registry = new EntityRegistry([], { maxAliasesPerEntity: 4 });
+    for (const record of records) registry.apply(record);
+    return [...registry.entities()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  };
+
+  it('gives the same state for any order of the same records, with duplicates', () => {
+    fc.assert(
+      fc.property(
+        fc
+          .array(entity, { maxLength: 12 })
+          .chain((records) =>
+            fc.tuple(fc.constant(records), fc.shuffledSubarray(records, { minLength: records.length })),
+          ),
+        ([records, shuffled]) => {
+          expect(stateOf(shuffled)).toEqual(stateOf(records));
+          expect(stateOf([...records, ...shuffled])).toEqual(stateOf(records));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('merges by union of aliases, min first seen, max last seen and max mentions', () => {
+    const registry = new EntityRegistry();
+    registry.apply({
+      id: 'e-zurich',
+      name: 'Zurich',
+      type: 'OTHER',
+      aliases: ['Zurich', 'Zuri'],
+      first_seen_at: 50,
+      last_seen_at: 60,
+      mentions: 3,
+    });
+    registry.apply({
+      id: 'e-zurich',
+      name: 'Zürich',
+      type: 'LOCATION',
+      aliases: ['Zürich', 'ZRH'],
+      first_seen_at: 10,
+      last_seen_at: 20,
+      mentions: 7,
+    });
+    expect(registry.get('e-zurich')).toEqual({
+      id: 'e-zurich',
+      name: 'Zürich',
+      type: 'LOCATION',
+      aliases: ['Zürich', 'zrh'.toUpperCase(), 'Zuri'],
+      first_seen_at: 10,
+      last_seen_at: 60,
+      mentions: 7,
+    });
+  });
+
+  it('records a change only when the merged state holds more than the record', () => {
+    const registry = new EntityRegistry();
+    const record: RegistryEntity = {
+      id: 'e-paris',
+      name: 'Paris',
+      type: 'LOCATION',
+      aliases: ['Paris'],
+      first_seen_at: 1,
+      last_seen_at: 2,
+      mentions: 1,
+    };
+    registry.apply(record);
+    registry.apply(record);
+    expect(registry.takeChanges()).toEqual([]);
+    registry.link([cluster('Paris', 'LOCATION', 'Paris', 'City of Light')], 3);
+    registry.takeChanges();
+    registry.apply(record);
+    expect(registry.takeChanges().map((e) => e.aliases)).toEqual([['Paris', 'City of Light']]);
+  });
+});

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+
+import { recognizeEntities } from '../../processors/markup/recognize-entities.js';
+
+const mentions = (text: string): string[] => recognizeEntities(text).map((s) => `${s.surface}/${s.type}`);
+const surfaces = (text: string): string[] => recognizeEntities(text).map((s) => s.surface);
+
+describe('recognizeEntities', () => {
+  it('finds people, places and organisations with offsets into the text', () => {
+    const text = 'Karl Lagerfeld met Jared Leto in Paris before the Federal Reserve met.';
+    const spans = recognizeEntities(text);
+    expect(spans.map((s) => `${s.surface}/${s.type}`)).toEqual([
+      'Karl Lagerfeld/PERSON',
+      'Jared Leto/PERSON',
+      'Paris/LOCATION',
+      'Federal Reserve/ORGANIZATION',
+    ]);
+    for (const s of spans) expect(text.slice(s.start, s.end)).toBe(s.surface);
+  });
+
+  it('leaves the possessive out of the mention', () => {
+    const text = "Karl Lagerfeld's cat Choupette was seen with Karl's friends and the Jones’ dog.";
+    expect(surfaces(text)).toEqual(['Karl Lagerfeld', 'Choupette', 'Karl', 'Jones']);
+  });
+
+  it('keeps possessives that belong to a name', () => {
+    expect(surfaces("The Austrian People's Party won.")).toEqual(["Austrian People's Party"]);
+  });
+
+  it('leaves titles and honorifics out', () => {
+    expect(
+      surfaces(
+        'U.S. President Donald Trump met Secretary of State Marco Rubio, Prime Minister Benjamin Netanyahu and Mr. Smith.',
+      ),
+    ).toEqual(['U.S.', 'Donald Trump', 'Marco Rubio', 'Benjamin Netanyahu', 'Smith']);
+  });
+
+  it('keeps a title word that sits inside a name or an institution', () => {
+    expect(surfaces('Hassan Sheikh Mohamud spoke to General Motors and the UN General Assembly.')).toEqual([
+      'Hassan Sheikh Mohamud',
+      'General Motors',
+      'UN General Assembly',
+    ]);
+  });
+
+  it('joins names with connectors, initials and hyphens', () => {
+    expect(
+      surfaces(
+        'J. K. Rowling, Karin Keller-Sutter, the Bank of England, the Democratic Republic of the Congo, Bosnia and Herzegovina, Procter & Gamble and St. Louis.',
+      ),
+    ).toEqual([
+      'J. K. Rowling',
+      'Karin Keller-Sutter',
+      'Bank of England',
+      'Democratic Republic of the Congo',
+      'Bosnia and Herzegovina',
+      'Procter & Gamble',
+      'St. Louis',
+    ]);
+  });
+
+  it('does not join separate names', () => {
+    expect(surfaces('Germany and France met. Israel, Jordan and Egypt agreed.')).toEqual([
+      'Germany',
+      'France',
+      'Israel',
+      'Jordan',
+      'Egypt',
+    ]);
+  });
+
+  it('recognises events by year, head word and prefix', () => {
+    expect(
+      mentions(
+        'The 2025 New Orleans truck attack shocked fans of the Australian Open and Super Bowl LIX after World War II ended and Hurricane Helene hit.',
+      ),
+    ).toEqual([
+      '2025 New Orleans truck attack/EVENT',
+      'Australian Open/EVENT',
+      'Super Bowl LIX/EVENT',
+      'World War II/EVENT',
+      'Hurricane Helene/EVENT',
+    ]);
+  });
+
+  it('types by head nouns and acronyms', () => {
+    expect(mentions('Chanel Inc. sued the Gaza Strip authority and the FBI in the U.S. yesterday.')).toEqual([
+      'Chanel Inc./ORGANIZATION',
+      'Gaza Strip/LOCATION',
+      'FBI/ORGANIZATION',
+      'U.S./LOCATION',
+    ]);
+  });
+
+  it('filters sentence-initial common words, days, months, single letters and boilerplate', () => {
+    expect(
+      surfaces(
+        'The minister spoke on Monday. However, Officials said in May that X marks the spot. BREAKING NEWS: rain.',
+      ),
+    ).toEqual([]);
+  });
+
+  it('keeps a sentence-initial name it has no other evidence for, unless a noun follows', () => {
+    expect(surfaces('Hamas said the talks failed. Security forces moved in.')).toEqual(['Hamas']);
+  });
+
+  it('drops nationality adjectives but keeps plural groups', () => {
+    expect(
+      mentions('Israeli airstrikes killed 26 Palestinians as Turkish forces and the Moldovan president watched.'),
+    ).toEqual(['Palestinians/OTHER']);
+  });
+
+  it('splits a person from the place or group before them', () => {
+    expect(surfaces('President of Switzerland Karin Keller-Sutter met the Houthis leader.')).toEqual([
+      'Switzerland',
+      'Karin Keller-Sutter',
+      'Houthis',
+    ]);
+  });
+
+  it('returns non-overlapping spans in text order for odd input', () => {
+    for (const text of [
+      '',
+      '   ',
+      '😀😀',
+      'A. B. C.',
+      '"Quoted" (Parenthesised) [Bracketed] — Dashed',
+      'ÉCOLE Polytechnique',
+    ]) {
+      const spans = recognizeEntities(text);
+      let previousEnd = 0;
+      for (const s of spans) {
+        expect(s.start).toBeGreaterThanOrEqual(previousEnd);
+        expect(text.slice(s.start, s.end)).toBe(s.surface);
+        previousEnd = s.end;
+      }
+    }
+  });
+});
