@@ -1,4 +1,6 @@
 import type { Consumer, Kafka, Producer } from 'kafkajs';
+import { PartitionAssigners } from 'kafkajs';
+import { singleActiveAssigner, type SingleActiveState } from './single-active-assigner.js';
 import { CompressionTypes, Partitioners } from 'kafkajs';
 import type {
   ConsumerCallbacks,
@@ -28,6 +30,7 @@ export interface KafkaTransportOptions {
 class KafkaTransportConsumer implements TransportConsumer {
   private readonly consumer: Consumer;
   private running = false;
+  private readonly singleActive: SingleActiveState = { active: false };
 
   constructor(
     kafka: Kafka,
@@ -44,6 +47,10 @@ class KafkaTransportConsumer implements TransportConsumer {
       // A restarted member should get its partitions back quickly rather than wait out rebalances.
       rebalanceTimeout: settings.sessionTimeoutMs * 2,
       retry: { retries: 8 },
+      partitionAssigners:
+        options.assignment === 'single-active'
+          ? [singleActiveAssigner(this.singleActive)]
+          : [PartitionAssigners.roundRobin],
     });
   }
 
@@ -54,6 +61,8 @@ class KafkaTransportConsumer implements TransportConsumer {
       for (const [topic, partitions] of Object.entries(event.payload.memberAssignment)) {
         for (const partition of partitions) assigned.push({ topic, partition });
       }
+      // Told to the leader at the next join, so the active member keeps its partitions.
+      this.singleActive.active = assigned.length > 0;
       callbacks.onAssignment(assigned);
     });
     consumer.on(consumer.events.CRASH, (event) => {

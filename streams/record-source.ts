@@ -21,6 +21,7 @@ export interface RecordSourceOptions {
   groupId: string;
   topics: string[];
   fromBeginning?: boolean;
+  assignment?: 'balanced' | 'single-active';
   /** Records handed out and not yet complete or abandoned, at most. */
   maxInFlight: number;
   resumeBelow?: number;
@@ -54,6 +55,7 @@ export function createRecordSource(transport: Transport, options: RecordSourceOp
     groupId: options.groupId,
     topics: options.topics,
     ...(options.fromBeginning === undefined ? {} : { fromBeginning: options.fromBeginning }),
+    ...(options.assignment === undefined ? {} : { assignment: options.assignment }),
   });
   const log = options.log ?? (() => undefined);
   const metrics = options.metrics;

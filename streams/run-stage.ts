@@ -46,6 +46,8 @@ export interface StageConfig<In> {
   inputTopics: string[];
   groupId?: string;
   fromBeginning?: boolean;
+  /** How the group shares partitions; see ConsumerOptions.assignment. Default `balanced`. */
+  assignment?: 'balanced' | 'single-active';
   /** Bytes → value; throws a StageError (undecodable, unknown_schema, invalid_record) for poison. */
   decode: (record: RawRecord) => In;
   process: Processor<In>;
@@ -114,6 +116,7 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
     groupId: config.groupId ?? `neon.${stage}`,
     topics: config.inputTopics,
     ...(config.fromBeginning === undefined ? {} : { fromBeginning: config.fromBeginning }),
+    ...(config.assignment === undefined ? {} : { assignment: config.assignment }),
     maxInFlight,
     ...(config.resumeBelow === undefined ? {} : { resumeBelow: config.resumeBelow }),
     ...(config.commitIntervalMs === undefined ? {} : { commitIntervalMs: config.commitIntervalMs }),

@@ -76,6 +76,12 @@ export interface ConsumerOptions {
   topics: string[];
   /** Where a group with no committed offset starts. */
   fromBeginning?: boolean;
+  /**
+   * `balanced` (default) spreads partitions over the group's members; `single-active` gives them all
+   * to one member and keeps the others as standbys, for stages whose decisions must not run in two
+   * places at once.
+   */
+  assignment?: 'balanced' | 'single-active';
 }
 
 export interface Transport {

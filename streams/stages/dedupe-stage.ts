@@ -33,7 +33,10 @@ function uniqueOutputs(topics: PipelineTopics, chunk: Chunk, mentions: Mention[]
  *
  * State: the time window of unique chunks. It is rebuilt on start by reading
  * `news.chunks.unique` (the stage's own output is its changelog) and follows that topic while
- * running, so it survives restarts and replicas see each other's unique chunks. Replay-safe: a
+ * running, so it survives restarts. Replicas: the group uses the single-active assignment, so one
+ * replica decides and the others stand by with a warm window; a standby takes over when the active
+ * one leaves or dies (its unacknowledged inputs are redelivered and re-decided against the window,
+ * which already holds what it wrote). Replay-safe: a
  * chunk already in the window is never a duplicate of itself; it is re-emitted unchanged.
  *
  * Delivery: at-least-once; offsets are committed only after the outputs are acknowledged.
@@ -69,6 +72,9 @@ export async function startDedupeStage(
   const sink = new KafkaSink(transport.producer(), { name: 'kafka' });
   const stage = await startStage<Chunk>(transport, {
     name: 'dedupe',
+    // One decider at a time: two replicas deciding concurrently could both keep a near-duplicate
+    // pair. Other replicas are warm standbys (their windows follow the unique-chunk topic).
+    assignment: 'single-active',
     ...(options.groupId ? { groupId: options.groupId } : {}),
     inputTopics: [topics.chunks],
     deadLetterTopic: topics.deadLetters,
