@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeArticle } from '../../processors/intake/normalize-article.js';
+import { decodeRecord } from '../../schemas/avro-codec.js';
+import type { RecordName, RecordTypes } from '../../schemas/records.generated.js';
+import { TransportArticlePublisher } from '../../streams/article-publisher.js';
+import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
+import { startArticlePipeline } from '../../streams/stages/article-pipeline.js';
+import { localTopicSpecs, TOPICS } from '../../streams/topics.js';
+import { NEWS_STORIES } from '../fixtures/news-stories.js';
+
+const NOW = Date.UTC(2025, 3, 1);
+
+describe('article pipeline on the embedded transport', () => {
+  it('runs the same stages with no broker: every article marked, chunked and deduplicated', async () => {
+    const transport = createEmbeddedTransport();
+    await transport.ensureTopics(localTopicSpecs(3));
+    const all = <N extends RecordName>(topic: string, name: N): RecordTypes[N][] =>
+      [0, 1, 2].flatMap((p) => transport.broker.read(topic, p, 0n).map((r) => decodeRecord(name, r.value, r.headers)));
+    const pipeline = await startArticlePipeline(transport);
+    const publisher = new TransportArticlePublisher(transport.producer());
+    for (const input of NEWS_STORIES) await publisher.publish(normalizeArticle(input, NOW));
+
+    const deadline = Date.now() + 20_000;
+    const settled = (): boolean => {
+      const chunks = all(TOPICS.chunks, 'Chunk').length;
+      return (
+        all(TOPICS.marked, 'MarkedArticle').length === NEWS_STORIES.length &&
+        chunks > 0 &&
+        pipeline.dedupe.stats().completed === chunks
+      );
+    };
+    while (!settled() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await pipeline.stop();
+
+    expect(all(TOPICS.marked, 'MarkedArticle')).toHaveLength(NEWS_STORIES.length);
+    const chunks = all(TOPICS.chunks, 'Chunk');
+    const uniqueIds = new Set(all(TOPICS.uniqueChunks, 'Chunk').map((c) => c.id));
+    // Two of the seven inputs are near-copies: their chunks are merged, not kept.
+    const copies = new Set(chunks.filter((c) => /nordic-wire|coast-news/.test(c.provenance[0]!.url)).map((c) => c.id));
+    expect(copies.size).toBeGreaterThan(0);
+    expect(uniqueIds.size).toBe(chunks.length - copies.size);
+    for (const id of copies) expect(uniqueIds.has(id)).toBe(false);
+    expect(all(TOPICS.mentions, 'Mention').length).toBeGreaterThan(uniqueIds.size);
+    expect(all(TOPICS.registry, 'RegistryEntity').some((e) => e.name === 'Maria Lindqvist')).toBe(true);
+  });
+});
