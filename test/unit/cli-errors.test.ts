@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
-import { reportFailure } from '../../infra/cli-errors.js';
+import { reportFailure, UsageError } from '../../infra/cli-errors.js';
 import { InfraError } from '../../infra/errors.js';
 import { ConfigError } from '../../schemas/local-infra-config.js';
 
@@ -28,6 +28,20 @@ describe('reportFailure', () => {
     const code = reportFailure(new InfraError('port_in_use', 'port 9092 is taken', 'Stop that program.'));
     expect(code).toBe(1);
     expect(written()).toBe('neon: port 9092 is taken\n  → Stop that program.\n');
+  });
+
+  it('returns 2 for a UsageError with its message only', () => {
+    expect(reportFailure(new UsageError('--speed must be a positive number, got "fast"'))).toBe(2);
+    expect(written()).toBe('neon: --speed must be a positive number, got "fast"\n');
+  });
+
+  it('returns 1 for a Kafka client error and says how to get a broker', () => {
+    const error = Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), {
+      name: 'KafkaJSNonRetriableError',
+    });
+    expect(reportFailure(error)).toBe(1);
+    expect(written()).toContain('neon: Kafka: Connection error');
+    expect(written()).toContain('neon infra up');
   });
 
   it('returns 1 for an unexpected error and keeps its stack', () => {
