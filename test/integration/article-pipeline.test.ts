@@ -151,28 +151,49 @@ describe('article pipeline on real Kafka: intake → markup → chunk → dedupe
     expect(chunkIds.size).toBe(chunks.length);
     for (const article of articles) expect(chunks.some((c) => c.value.article_id === article.id)).toBe(true);
 
-    // news.chunks.unique: the syndicated copy and the re-filing add no chunk of their own, but
-    // their sources and dates are merged into the surviving chunks' provenance.
+    // news.chunks.unique: of each pair of copies (the syndicated harbour story, the re-filed storm
+    // story) one article's chunks survive — whichever the stage saw first, since the copies sit on
+    // different partitions — and the other's source and date are merged into their provenance.
     const unique = latestById(await readTopicRecords(run.transport, run.topics.uniqueChunks, 'Chunk'));
     const byUrl = new Map(articles.map((a) => [a.canonical_url, a]));
-    const syndicated = byUrl.get('https://nordic-wire.example/syndicated/gothenburg-bridge')!;
-    const refiled = byUrl.get('https://coast-news.example/2025/03/07/odile-update')!;
-    const originals = articles.filter((a) => a !== syndicated && a !== refiled);
-    expect([...unique.values()].map((c) => c.article_id).sort()).toEqual(
+    const pairs = [
+      [
+        byUrl.get('https://gbg-tribune.example/2025/03/03/harbour-bridge-opens')!,
+        byUrl.get('https://nordic-wire.example/syndicated/gothenburg-bridge')!,
+      ],
+      [
+        byUrl.get('https://weather-desk.example/storm-odile-biarritz')!,
+        byUrl.get('https://coast-news.example/2025/03/07/odile-update')!,
+      ],
+    ] as const;
+    const uniqueArticles = new Set([...unique.values()].map((c) => c.article_id));
+    const chunksOf = (articleId: string): string[] =>
       chunks
-        .map((c) => c.value)
-        .filter((c) => originals.some((a) => a.id === c.article_id))
-        .map((c) => c.article_id)
-        .sort(),
-    );
-    for (const chunk of unique.values()) {
-      const sources = chunk.provenance.map((p) => p.article_id);
-      expect(sources[0]).toBe(chunk.article_id);
-      if (chunk.article_id === byUrl.get('https://gbg-tribune.example/2025/03/03/harbour-bridge-opens')!.id) {
-        expect(sources).toContain(syndicated.id);
-      }
+        .filter((c) => c.value.article_id === articleId)
+        .map((c) => c.value.id)
+        .sort();
+    const survivors: string[] = [];
+    for (const [a, b] of pairs) {
+      const kept = [a, b].filter((x) => uniqueArticles.has(x.id));
+      expect(kept, `one of ${a.source} / ${b.source} survives`).toHaveLength(1);
+      const survivor = kept[0]!;
+      const merged = survivor === a ? b : a;
+      survivors.push(survivor.id);
+      const survivorChunks = [...unique.values()].filter((c) => c.article_id === survivor.id);
+      expect(survivorChunks.map((c) => c.id).sort()).toEqual(chunksOf(survivor.id));
+      expect(survivorChunks.some((c) => c.provenance.some((p) => p.article_id === merged.id))).toBe(true);
     }
-    expect([...unique.values()].some((c) => c.provenance.some((p) => p.article_id === refiled.id))).toBe(true);
+    const singles = articles.filter((x) => !pairs.flat().includes(x));
+    expect([...uniqueArticles].sort()).toEqual([...singles.map((x) => x.id), ...survivors].sort());
+    for (const single of singles) {
+      expect(
+        [...unique.values()]
+          .filter((c) => c.article_id === single.id)
+          .map((c) => c.id)
+          .sort(),
+      ).toEqual(chunksOf(single.id));
+    }
+    for (const chunk of unique.values()) expect(chunk.provenance[0]!.article_id).toBe(chunk.article_id);
 
     // entity.mentions: one per entity per unique chunk, keyed by entity id.
     const mentions = await readTopicRecords(run.transport, run.topics.mentions, 'Mention');
