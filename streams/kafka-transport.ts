@@ -202,8 +202,18 @@ export function createKafkaTransport(kafka: Kafka, options: KafkaTransportOption
       const admin = kafka.admin();
       await admin.connect();
       try {
-        const offsets = await admin.fetchTopicOffsets(topic);
-        return offsets.sort((a, b) => a.partition - b.partition).map((o) => BigInt(o.high));
+        // Right after a topic is created (or a leader moves) the metadata can be stale for a moment
+        // ("not the leader for that topic-partition"): such errors are retriable, so retry them.
+        for (let attempt = 0; ; attempt++) {
+          try {
+            const offsets = await admin.fetchTopicOffsets(topic);
+            return offsets.sort((a, b) => a.partition - b.partition).map((o) => BigInt(o.high));
+          } catch (error) {
+            const retriable = (error as { retriable?: boolean }).retriable === true;
+            if (!retriable || attempt >= 10) throw error;
+            await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+          }
+        }
       } finally {
         await admin.disconnect();
       }
