@@ -3,7 +3,7 @@ import { Observable, Subject } from 'rxjs';
 import { InFlightGate } from './in-flight-gate.js';
 import type { StageMetrics } from './metrics.js';
 import { OffsetWatermarks, type InputHandle } from './offset-watermarks.js';
-import type { RawRecord, Transport, TransportConsumer } from './transport.js';
+import type { RawRecord, TopicPartition, Transport, TransportConsumer } from './transport.js';
 
 /**
  * One consumed record and its acknowledgement handle. Declare derived outputs on `ack`
@@ -22,6 +22,8 @@ export interface RecordSourceOptions {
   topics: string[];
   fromBeginning?: boolean;
   assignment?: 'balanced' | 'single-active';
+  /** Told of every new assignment, before its first record is delivered. */
+  onAssignment?: (assigned: TopicPartition[]) => void;
   /** Records handed out and not yet complete or abandoned, at most. */
   maxInFlight: number;
   resumeBelow?: number;
@@ -121,11 +123,12 @@ export function createRecordSource(transport: Transport, options: RecordSourceOp
           });
           return true;
         },
-        onAssignment: () => {
+        onAssignment: (assigned) => {
           // A new generation restarts from the committed offsets; earlier in-flight records still
           // finish on detached handles, and their outputs are idempotent.
           watermarks.resetAll();
           lastCommitted.clear();
+          options.onAssignment?.(assigned);
         },
         onLag: (topic, partition, lag) => metrics?.lag.set(topic, partition, lag),
         onCrash: (error) => subject.error(error),

@@ -7,7 +7,7 @@ import type { InputHandle } from './offset-watermarks.js';
 import { createRecordSource, type SourceRecord } from './record-source.js';
 import type { Sink } from './sink.js';
 import { asStageError, StageError } from './stage-error.js';
-import { headerText, type RawRecord, type Transport } from './transport.js';
+import { headerText, type RawRecord, type TopicPartition, type Transport } from './transport.js';
 
 /** What a processor sees: the decoded value and where it came from. No Kafka types leak through. */
 export interface Envelope<T> {
@@ -48,6 +48,8 @@ export interface StageConfig<In> {
   fromBeginning?: boolean;
   /** How the group shares partitions; see ConsumerOptions.assignment. Default `balanced`. */
   assignment?: 'balanced' | 'single-active';
+  /** Told of every new assignment (after each rebalance), before its first record is processed. */
+  onAssignment?: (assigned: TopicPartition[]) => void;
   /** Bytes → value; throws a StageError (undecodable, unknown_schema, invalid_record) for poison. */
   decode: (record: RawRecord) => In;
   process: Processor<In>;
@@ -117,6 +119,7 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
     topics: config.inputTopics,
     ...(config.fromBeginning === undefined ? {} : { fromBeginning: config.fromBeginning }),
     ...(config.assignment === undefined ? {} : { assignment: config.assignment }),
+    ...(config.onAssignment === undefined ? {} : { onAssignment: config.onAssignment }),
     maxInFlight,
     ...(config.resumeBelow === undefined ? {} : { resumeBelow: config.resumeBelow }),
     ...(config.commitIntervalMs === undefined ? {} : { commitIntervalMs: config.commitIntervalMs }),

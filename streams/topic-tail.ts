@@ -6,6 +6,8 @@ export interface TopicTail {
   readonly caughtUp: Promise<void>;
   /** Records handed over so far. */
   received(): number;
+  /** Resolves once every record on the topic now (its current end offsets) has been handed over. */
+  catchUp(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -34,6 +36,8 @@ export async function tailTopic(
     if (end > 0n) remaining.set(partition, end);
   });
   let count = 0;
+  /** Next offset to hand over, per partition. */
+  const positions = new Map<number, bigint>();
   let resolveCaughtUp!: () => void;
   let rejectCaughtUp!: (error: Error) => void;
   const caughtUp = new Promise<void>((resolve, reject) => {
@@ -65,6 +69,7 @@ export async function tailTopic(
       if (stopped) return Promise.resolve(false);
       onRecord(record);
       count += 1;
+      positions.set(record.partition, BigInt(record.offset) + 1n);
       const end = remaining.get(record.partition);
       if (end !== undefined && BigInt(record.offset) + 1n >= end) {
         remaining.delete(record.partition);
@@ -78,6 +83,16 @@ export async function tailTopic(
   return {
     caughtUp,
     received: () => count,
+    catchUp: async () => {
+      const target = await transport.endOffsets(topic);
+      const deadline = Date.now() + timeoutMs;
+      const behind = (): boolean => target.some((end, partition) => (positions.get(partition) ?? 0n) < end);
+      while (behind()) {
+        if (stopped) throw new Error(`tail of ${topic} stopped before catching up`);
+        if (Date.now() > deadline) throw new Error(`catching up with ${topic} took longer than ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
     stop: async () => {
       stopped = true;
       clearTimeout(timer);

@@ -36,7 +36,8 @@ function uniqueOutputs(topics: PipelineTopics, chunk: Chunk, mentions: Mention[]
  * running, so it survives restarts. Replicas: the group uses the single-active assignment, so one
  * replica decides and the others stand by with a warm window; a standby takes over when the active
  * one leaves or dies (its unacknowledged inputs are redelivered and re-decided against the window,
- * which already holds what it wrote). Replay-safe: a
+ * which already holds what it wrote). On every new assignment the stage first catches its window up
+ * with the current end of `news.chunks.unique`, so a hand-over never decides against a stale window. Replay-safe: a
  * chunk already in the window is never a duplicate of itself; it is re-emitted unchanged.
  *
  * Delivery: at-least-once; offsets are committed only after the outputs are acknowledged.
@@ -69,17 +70,32 @@ export async function startDedupeStage(
   );
   await tail.caughtUp;
 
+  // After a hand-over, the new active replica first reads everything the previous one wrote.
+  let windowReady: Promise<void> = Promise.resolve();
   const sink = new KafkaSink(transport.producer(), { name: 'kafka' });
   const stage = await startStage<Chunk>(transport, {
     name: 'dedupe',
     // One decider at a time: two replicas deciding concurrently could both keep a near-duplicate
     // pair. Other replicas are warm standbys (their windows follow the unique-chunk topic).
     assignment: 'single-active',
+    onAssignment: (assigned) => {
+      if (assigned.length === 0) return;
+      windowReady = tail.catchUp();
+      windowReady.catch(() => undefined); // surfaced by the next process call
+    },
     ...(options.groupId ? { groupId: options.groupId } : {}),
     inputTopics: [topics.chunks],
     deadLetterTopic: topics.deadLetters,
     decode: decodeChunk,
-    process: ({ value: chunk }): StageOutput[] => {
+    process: async ({ value: chunk }): Promise<StageOutput[]> => {
+      try {
+        await windowReady;
+      } catch (cause) {
+        throw new StageError('timeout', 'the dedupe window did not catch up with news.chunks.unique', 'dedupe', {
+          cause,
+        });
+      }
+      // Decided synchronously after the wait: records resume in arrival order, one at a time.
       const decision = filter.offer(chunk);
       switch (decision.kind) {
         case 'unique':

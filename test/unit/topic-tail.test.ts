@@ -35,6 +35,22 @@ describe('tailTopic', () => {
     await tail.stop();
   });
 
+  it('catches up on demand with what was written after it started', async () => {
+    const transport = createEmbeddedTransport();
+    await transport.ensureTopics([{ topic: 't', partitions: 2 }]);
+    const seen: string[] = [];
+    const tail = await tailTopic(transport, 't', (r) => seen.push(r.value!.toString()), { purpose: 'test' });
+    await tail.caughtUp;
+    await transport.producer().send(
+      't',
+      Array.from({ length: 200 }, (_, i) => ({ key: `k${i}`, value: Buffer.from(String(i)) })),
+    );
+    await tail.catchUp();
+    expect(seen).toHaveLength(200);
+    await tail.stop();
+    await expect(tail.catchUp()).resolves.toBeUndefined();
+  });
+
   it('does not commit: a second tail reads everything again', async () => {
     const transport = createEmbeddedTransport();
     await transport.ensureTopics([{ topic: 't', partitions: 1 }]);
