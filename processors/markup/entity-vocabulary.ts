@@ -66,6 +66,10 @@ export const TITLE_WORDS: ReadonlySet<string> = new Set([
   'emir',
   'sultan',
   'former',
+  // Party labels written before a name ("Democrat Joe Biden", "Republican Sen. Mitt Romney").
+  'democrat',
+  'democratic',
+  'republican',
   'acting',
   'deputy',
   'chief',

@@ -145,6 +145,9 @@ const OFFICE_DOMAINS: ReadonlySet<string> = new Set([
 ]);
 /** Titles that also occur inside organisation names ("General Motors", "Chief Rabbinate"). */
 const AMBIGUOUS_TITLES: ReadonlySet<string> = new Set([
+  'democrat',
+  'democratic',
+  'republican',
   'general',
   'chief',
   'leader',

@@ -136,4 +136,17 @@ describe('recognizeEntities', () => {
       }
     }
   });
+
+  it('leaves a party label written before a name out of the person, but keeps party names', () => {
+    const surfaces = (text: string): string[] => recognizeEntities(text).map((s) => `${s.surface}/${s.type}`);
+    expect(surfaces('Democrat Joe Biden met Republican Sen. Mitt Romney in Washington on Monday.')).toEqual([
+      'Joe Biden/PERSON',
+      'Mitt Romney/PERSON',
+      'Washington/LOCATION',
+    ]);
+    expect(surfaces('The Democratic Party and the Republican National Committee disagreed.')).toEqual([
+      'Democratic Party/ORGANIZATION',
+      'Republican National Committee/ORGANIZATION',
+    ]);
+  });
 });
