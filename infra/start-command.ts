@@ -57,13 +57,15 @@ export function registerStartCommand(program: Command): void {
   program
     .command('start')
     .description(
-      'run neon-stream (today: local Kafka + Elasticsearch with a self-check; the pipeline is not built yet)',
+      'run neon-stream (today: local Kafka + Elasticsearch with a self-check; the full pipeline is not built yet)',
     )
     .option('--once', 'exit after the self-check instead of staying up')
     .action(async (flags: { once?: boolean }) => {
       const say = (line: string): void => void process.stdout.write(`${line}\n`);
-      say('neon-stream: the ingest → markup → chunk → dedupe → extract → index pipeline is not built yet.');
-      say('This start brings up the infrastructure it will run on and checks it end to end.');
+      say('neon-stream: the full pipeline is not built yet. Intake, markup, chunking and dedupe exist and run');
+      say('on Kafka with `neon pipeline` and `neon replay FILE` / `neon intake` (see the README); spike');
+      say('detection, extraction, indexing and the query service do not. This start brings up the');
+      say('infrastructure they run on and checks it end to end.');
       const config = loadLocalInfraConfig(process.env);
       const before = await localInfrastructureStatus(config);
       const alreadyRunning = new Set(before.filter((s) => s.state === 'ready').map((s) => s.service));
