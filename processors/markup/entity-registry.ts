@@ -99,6 +99,10 @@ export class EntityRegistry {
     });
   }
 
+  has(id: string): boolean {
+    return this.#byId.has(id);
+  }
+
   get(id: string): RegistryEntity | undefined {
     const entity = this.#byId.get(id);
     return entity === undefined ? undefined : copy(entity);
@@ -137,6 +141,25 @@ export class EntityRegistry {
 
   *entities(): IterableIterator<RegistryEntity> {
     for (const entity of this.#byId.values()) yield copy(entity);
+  }
+
+  /**
+   * Forgets rarely seen entities that have not been seen for a while, so memory follows what the
+   * news is about rather than everything it ever mentioned: an entity with fewer than `keepMentions`
+   * mentions whose last sighting is more than `idleMs` before `asOf` (event time). Ids are derived
+   * from names, so a forgotten entity seen again gets its old id back; only its aliases are lost.
+   * Returns how many were forgotten.
+   */
+  forgetIdle(asOf: number, idleMs: number, keepMentions: number): number {
+    let forgotten = 0;
+    for (const entity of [...this.#byId.values()]) {
+      if (entity.mentions >= keepMentions || entity.last_seen_at >= asOf - idleMs) continue;
+      this.#unindex(entity);
+      this.#byId.delete(entity.id);
+      this.#changed.delete(entity.id);
+      forgotten += 1;
+    }
+    return forgotten;
   }
 
   /** The registry as plain records: `new EntityRegistry(JSON.parse(JSON.stringify(r)))` restores it. */

@@ -20,6 +20,11 @@ export class RegistryChangeThrottle {
     if (known === undefined || known.mentions <= entity.mentions) this.written.set(entity.id, entity);
   }
 
+  /** Drops what it remembers of entities no longer held (see EntityRegistry.forgetIdle). */
+  prune(stillHeld: (id: string) => boolean): void {
+    for (const id of [...this.written.keys()]) if (!stillHeld(id)) this.written.delete(id);
+  }
+
   /** The changes to write now; they are remembered as written. */
   select(changes: readonly RegistryEntity[]): RegistryEntity[] {
     const selected = changes.filter((entity) => this.worthWriting(entity));

@@ -14,6 +14,22 @@ export interface MarkupStage extends RunningStage {
   readonly registry: EntityRegistry;
 }
 
+/** How the in-memory registry stays bounded (EntityRegistry.forgetIdle). */
+export interface RegistryRetention {
+  /** Entities with fewer mentions than this … */
+  keepMentions: number;
+  /** … are forgotten when not seen for this long (event time). */
+  idleMs: number;
+  /** Checked every this many articles. */
+  everyArticles: number;
+}
+
+export const DEFAULT_REGISTRY_RETENTION: RegistryRetention = {
+  keepMentions: 3,
+  idleMs: 30 * 86_400_000,
+  everyArticles: 500,
+};
+
 /**
  * `news.articles` → markup → `news.marked` (keyed by article id) and registry changes → the
  * compacted `entity.registry` (keyed by entity id).
@@ -22,13 +38,18 @@ export interface MarkupStage extends RunningStage {
  * registry changes it caused are acknowledged, so a crash re-marks it and re-sends the same ids.
  * The registry is rebuilt from `entity.registry` before the first article is taken, and follows it
  * while running, so replicas learn each other's aliases. Only significant changes are written
- * (RegistryChangeThrottle), so the changelog stays far quieter than the article stream. Dead letters: undecodable input, and
+ * (RegistryChangeThrottle), so the changelog stays far quieter than the article stream. Memory is
+ * bounded by forgetting rarely mentioned entities idle for 30 days of event time (configurable). Dead letters: undecodable input, and
  * articles the markup refuses (`processor_rejected`).
  */
 export async function startMarkupStage(
   transport: Transport,
-  options: StageBindingOptions & { markup?: Partial<MarkupOptions> } = {},
+  options: StageBindingOptions & {
+    markup?: Partial<MarkupOptions>;
+    registryRetention?: Partial<RegistryRetention>;
+  } = {},
 ): Promise<MarkupStage> {
+  const retention = { ...DEFAULT_REGISTRY_RETENTION, ...options.registryRetention };
   const topics = pipelineTopics(options.topics);
   const log = options.log ?? stderrLogger;
   const markup = resolveMarkupOptions(options.markup);
@@ -57,6 +78,17 @@ export async function startMarkupStage(
   await tail.caughtUp;
   // What the log already holds is not news to write back.
   registry.takeChanges();
+  // Event time: the newest sighting the registry knows of, then the newest article marked.
+  let newestSeen = 0;
+  for (const entity of registry.entities()) newestSeen = Math.max(newestSeen, entity.last_seen_at);
+  let sinceRetention = 0;
+  const applyRetention = (): void => {
+    sinceRetention = 0;
+    if (registry.forgetIdle(newestSeen, retention.idleMs, retention.keepMentions) > 0) {
+      throttle.prune((id) => registry.has(id));
+    }
+  };
+  applyRetention();
 
   const sink = new KafkaSink(transport.producer(), { name: 'kafka' });
   const stage = await startStage<Article>(transport, {
@@ -78,6 +110,8 @@ export async function startMarkupStage(
       }
       // markArticle and takeChanges run in one synchronous turn: the changes are this article's.
       const changes = throttle.select(registry.takeChanges());
+      newestSeen = Math.max(newestSeen, article.published_at);
+      if (++sinceRetention >= retention.everyArticles) applyRetention();
       return [
         { sink: 'kafka', id: article.id, item: topicRecord(topics.marked, 'MarkedArticle', article.id, marked) },
         ...changes.map((entity) => ({

@@ -246,3 +246,25 @@ describe('EntityRegistry.apply', () => {
     expect(registry.takeChanges().map((e) => e.aliases)).toEqual([['Paris', 'City of Light']]);
   });
 });
+
+describe('EntityRegistry.forgetIdle', () => {
+  const DAY = 86_400_000;
+  const t0 = Date.UTC(2025, 0, 1);
+
+  it('forgets rare entities not seen within the idle time, keeps frequent and recent ones', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Numbeo', 'ORGANIZATION')], t0);
+    for (let d = 0; d < 3; d++) registry.link([cluster('Maria Lindqvist', 'PERSON', 'Lindqvist')], t0 + d * DAY);
+    registry.link([cluster('Reykjavik', 'LOCATION')], t0 + 40 * DAY);
+    registry.takeChanges();
+    expect(registry.forgetIdle(t0 + 40 * DAY, 30 * DAY, 3)).toBe(1);
+    expect(registry.size).toBe(2);
+    expect(registry.lookupAlias('Numbeo')).toEqual([]);
+    expect(registry.lookupAlias('Lindqvist').map((e) => e.name)).toEqual(['Maria Lindqvist']);
+    expect(registry.takeChanges()).toEqual([]);
+    // Seen again: the same id as before, learnt afresh.
+    const [again] = registry.link([cluster('Numbeo', 'ORGANIZATION')], t0 + 41 * DAY);
+    expect(again!.id).toBe(entityIdFor('Numbeo'));
+    expect(registry.get(again!.id)?.mentions).toBe(1);
+  });
+});

@@ -41,4 +41,11 @@ describe('RegistryChangeThrottle', () => {
     expect(throttle.select([{ ...base, mentions: 4 }])).toEqual([]);
     expect(throttle.select([{ ...base, id: 'e-other' }])).toHaveLength(1);
   });
+
+  it('forgets what it wrote for entities the registry no longer holds', () => {
+    const throttle = new RegistryChangeThrottle();
+    throttle.select([base]);
+    throttle.prune((id) => id !== base.id);
+    expect(throttle.select([{ ...base, mentions: 4 }])).toHaveLength(1);
+  });
 });
