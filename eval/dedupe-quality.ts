@@ -49,6 +49,8 @@ function stringField(value: Record<string, unknown>, key: string): string | null
 /**
  * The search-result documents under `dir/docs/<year>/*.jsonl.gz`, each URL once (the first seen;
  * files in name order). Lines that are not JSON or not search results are skipped and counted.
+ * Not processors/intake/load-realtimeqa.ts: that loader keeps one document per canonical URL,
+ * while the labelled pairs name raw URLs, and every one of them must resolve to a document here.
  */
 export function readRealtimeQaDocs(dir: string): { docs: RealtimeQaDoc[]; badLines: number; files: number } {
   const docsDir = join(dir, 'docs');

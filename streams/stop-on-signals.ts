@@ -41,3 +41,20 @@ export function stopOnSignals(
     process.off('SIGINT', onSignal);
   };
 }
+
+/**
+ * For a command that runs until told to stop: resolves once SIGTERM / SIGINT led to a clean
+ * `stop`, rejects if the stop failed or if `died` (the work's own end) rejects first.
+ */
+export function untilSignalled(
+  stop: () => Promise<void>,
+  options: { what: string; died?: Promise<unknown>; budgetMs?: number },
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    stopOnSignals(stop, {
+      ...(options.budgetMs === undefined ? {} : { budgetMs: options.budgetMs }),
+      exit: (code) => (code === 0 ? resolve() : reject(new Error(`${options.what} stopped after a failure`))),
+    });
+    options.died?.catch(reject);
+  });
+}

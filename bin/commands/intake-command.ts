@@ -13,7 +13,7 @@ import { JsonFileFeedStateStore } from '../../processors/intake/feed-state-store
 import { UsageError } from '../../infra/cli-errors.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
-import { stopOnSignals } from '../../streams/stop-on-signals.js';
+import { untilSignalled } from '../../streams/stop-on-signals.js';
 import { clusterTransport } from './cluster-transport.js';
 
 /** A feed list file: YAML or JSON, `feeds: [{ url, interval_seconds, source? }]` (or a bare list). */
@@ -82,16 +82,14 @@ export function registerIntakeCommand(program: Command): void {
       }
       poller.start();
       say(`intake publishing to news.articles on ${brokers.join(',')}; ${feeds.length} feed(s); state in ${stateDir}`);
-      await new Promise<void>((resolve, reject) => {
-        stopOnSignals(
-          async () => {
-            await app.close();
-            await poller.stop();
-            await transport.close();
-            say(`published ${publisher.counters.published}; rejected ${JSON.stringify(publisher.counters.rejected)}`);
-          },
-          { exit: (code) => (code === 0 ? resolve() : reject(new Error('intake stopped after a failure'))) },
-        );
-      });
+      await untilSignalled(
+        async () => {
+          await app.close();
+          await poller.stop();
+          await transport.close();
+          say(`published ${publisher.counters.published}; rejected ${JSON.stringify(publisher.counters.rejected)}`);
+        },
+        { what: 'intake' },
+      );
     });
 }

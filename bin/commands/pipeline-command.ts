@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createMetricsRegistry, stageMetrics } from '../../streams/metrics.js';
 import { startMetricsServer } from '../../streams/metrics-server.js';
 import { startArticlePipeline } from '../../streams/stages/article-pipeline.js';
-import { stopOnSignals } from '../../streams/stop-on-signals.js';
+import { untilSignalled } from '../../streams/stop-on-signals.js';
 import { clusterTransport } from './cluster-transport.js';
 
 /**
@@ -22,16 +22,13 @@ export function registerPipelineCommand(program: Command): void {
       const pipeline = await startArticlePipeline(transport, { metricsFor: (stage) => stageMetrics(registry, stage) });
       say(`pipeline running on ${brokers.join(',')}: news.articles → markup → chunk → dedupe`);
       say(`registry: ${pipeline.markup.registry.size} entities; metrics at ${metrics.url}/metrics; Ctrl-C to stop`);
-      await new Promise<void>((resolve, reject) => {
-        stopOnSignals(
-          async () => {
-            await pipeline.stop();
-            await metrics.close();
-            await transport.close();
-          },
-          { exit: (code) => (code === 0 ? resolve() : reject(new Error('pipeline stopped after a failure'))) },
-        );
-        pipeline.done.catch(reject);
-      });
+      await untilSignalled(
+        async () => {
+          await pipeline.stop();
+          await metrics.close();
+          await transport.close();
+        },
+        { what: 'pipeline', died: pipeline.done },
+      );
     });
 }

@@ -117,12 +117,11 @@ export const NAME_CONNECTORS: ReadonlySet<string> = new Set([
 /** Connectors that join only when the noun before them heads an institution or place ("Republic of"). */
 export const RESTRICTED_CONNECTORS: ReadonlySet<string> = new Set(['of', 'the', 'for', 'on', 'and']);
 
-/** Heads that may take "of …" after them and make the run an organisation. */
-export const ORGANIZATION_HEADS: ReadonlySet<string> = new Set([
+/** Legal-form suffixes of company names ("Apple Inc." is "Apple" across articles). */
+export const LEGAL_SUFFIXES: ReadonlySet<string> = new Set([
   'inc',
   'corp',
   'corporation',
-  'company',
   'co',
   'ltd',
   'llc',
@@ -131,6 +130,12 @@ export const ORGANIZATION_HEADS: ReadonlySet<string> = new Set([
   'sa',
   'gmbh',
   'group',
+  'company',
+]);
+
+/** Heads that may take "of …" after them and make the run an organisation. */
+export const ORGANIZATION_HEADS: ReadonlySet<string> = new Set([
+  ...LEGAL_SUFFIXES,
   'bank',
   'party',
   'ministry',

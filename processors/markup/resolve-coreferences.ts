@@ -15,7 +15,7 @@
  */
 import type { EntityType } from '../../schemas/records.generated.js';
 import { entityKey, keyTokens } from './entity-id.js';
-import { LOCATION_HEADS, ORGANIZATION_HEADS } from './entity-vocabulary.js';
+import { LEGAL_SUFFIXES, LOCATION_HEADS, ORGANIZATION_HEADS } from './entity-vocabulary.js';
 
 export interface TypedMention {
   surface: string;
@@ -33,20 +33,6 @@ export interface MentionCluster {
   members: number[];
 }
 
-const LEGAL_SUFFIXES: ReadonlySet<string> = new Set([
-  'inc',
-  'corp',
-  'corporation',
-  'co',
-  'ltd',
-  'llc',
-  'plc',
-  'ag',
-  'sa',
-  'gmbh',
-  'group',
-  'company',
-]);
 const PLACE_GENERIC_HEADS: ReadonlySet<string> = new Set([
   'strip',
   'city',

@@ -3,8 +3,8 @@ import type { MarkedArticle } from '../../schemas/records.generated.js';
 import { KafkaSink } from '../kafka-sink.js';
 import { stageDecoder, topicRecord } from '../record-codec.js';
 import { startStage, type RunningStage, type StageOutput } from '../run-stage.js';
-import { StageError } from '../stage-error.js';
 import type { Transport } from '../transport.js';
+import { refusedAs } from './state-topic.js';
 import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
 
 /**
@@ -28,16 +28,7 @@ export async function startChunkStage(
     deadLetterTopic: topics.deadLetters,
     decode: stageDecoder('MarkedArticle'),
     process: ({ value: marked }): StageOutput[] => {
-      let chunks;
-      try {
-        chunks = chunkArticle(marked, chunking);
-      } catch (error) {
-        throw new StageError(
-          'processor_rejected',
-          `chunking refused article ${marked.article.id}: ${error instanceof Error ? error.message : String(error)}`,
-          'chunk',
-        );
-      }
+      const chunks = refusedAs('chunk', `article ${marked.article.id}`, () => chunkArticle(marked, chunking));
       return chunks.map((chunk) => ({
         sink: 'kafka',
         id: chunk.id,

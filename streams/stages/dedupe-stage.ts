@@ -4,8 +4,8 @@ import { KafkaSink } from '../kafka-sink.js';
 import { stageDecoder, topicRecord } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
 import { StageError } from '../stage-error.js';
-import { tailTopic } from '../topic-tail.js';
 import type { Transport } from '../transport.js';
+import { followStateTopic, stageWithTail } from './state-topic.js';
 import { pipelineTopics, type PipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
 
 export interface DedupeStage extends RunningStage {
@@ -50,25 +50,11 @@ export async function startDedupeStage(
   const topics = pipelineTopics(options.topics);
   const log = options.log ?? stderrLogger;
   const filter = new NearDuplicateFilter(options.dedupe);
-  const decodeChunk = stageDecoder('Chunk');
-  const tail = await tailTopic(
-    transport,
-    topics.uniqueChunks,
-    (record) => {
-      try {
-        filter.restore(decodeChunk(record));
-      } catch (error) {
-        log('warn', 'unreadable unique chunk skipped while rebuilding the window', {
-          stage: 'dedupe',
-          partition: record.partition,
-          offset: record.offset,
-          code: error instanceof StageError ? error.code : 'internal',
-        });
-      }
-    },
-    { purpose: 'dedupe-window' },
-  );
-  await tail.caughtUp;
+  const tail = await followStateTopic(transport, topics.uniqueChunks, 'Chunk', (chunk) => filter.restore(chunk), {
+    stage: 'dedupe',
+    purpose: 'dedupe-window',
+    log,
+  });
 
   // After a hand-over, the new active replica first reads everything the previous one wrote.
   let windowReady: Promise<void> = Promise.resolve();
@@ -86,7 +72,7 @@ export async function startDedupeStage(
     ...(options.groupId ? { groupId: options.groupId } : {}),
     inputTopics: [topics.chunks],
     deadLetterTopic: topics.deadLetters,
-    decode: decodeChunk,
+    decode: stageDecoder('Chunk'),
     process: async ({ value: chunk }): Promise<StageOutput[]> => {
       try {
         await windowReady;
@@ -116,14 +102,5 @@ export async function startDedupeStage(
     ...(options.metrics ? { metrics: options.metrics } : {}),
     log,
   });
-  void stage.done.finally(() => tail.stop());
-  return {
-    filter,
-    done: stage.done,
-    stats: () => stage.stats(),
-    stop: async () => {
-      await stage.stop();
-      await tail.stop();
-    },
-  };
+  return stageWithTail(stage, tail, { filter });
 }

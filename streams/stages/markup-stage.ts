@@ -5,9 +5,8 @@ import type { Article } from '../../schemas/records.generated.js';
 import { KafkaSink } from '../kafka-sink.js';
 import { stageDecoder, topicRecord } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
-import { StageError } from '../stage-error.js';
-import { tailTopic } from '../topic-tail.js';
 import type { Transport } from '../transport.js';
+import { followStateTopic, refusedAs, stageWithTail } from './state-topic.js';
 import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
 
 export interface MarkupStage extends RunningStage {
@@ -39,8 +38,8 @@ export const DEFAULT_REGISTRY_RETENTION: RegistryRetention = {
  * The registry is rebuilt from `entity.registry` before the first article is taken, and follows it
  * while running, so replicas learn each other's aliases. Only significant changes are written
  * (RegistryChangeThrottle), so the changelog stays far quieter than the article stream. Memory is
- * bounded by forgetting rarely mentioned entities idle for 30 days of event time (configurable). Dead letters: undecodable input, and
- * articles the markup refuses (`processor_rejected`).
+ * bounded by forgetting rarely mentioned entities idle for 30 days of event time (configurable).
+ * Dead letters: undecodable input, and articles the markup refuses (`processor_rejected`).
  */
 export async function startMarkupStage(
   transport: Transport,
@@ -55,27 +54,16 @@ export async function startMarkupStage(
   const markup = resolveMarkupOptions(options.markup);
   const registry = new EntityRegistry();
   const throttle = new RegistryChangeThrottle();
-  const decodeEntity = stageDecoder('RegistryEntity');
-  const tail = await tailTopic(
+  const tail = await followStateTopic(
     transport,
     topics.registry,
-    (record) => {
-      try {
-        const entity = decodeEntity(record);
-        registry.apply(entity);
-        throttle.remember(entity);
-      } catch (error) {
-        log('warn', 'unreadable registry record skipped', {
-          stage: 'markup',
-          partition: record.partition,
-          offset: record.offset,
-          code: error instanceof StageError ? error.code : 'internal',
-        });
-      }
+    'RegistryEntity',
+    (entity) => {
+      registry.apply(entity);
+      throttle.remember(entity);
     },
-    { purpose: 'markup-registry' },
+    { stage: 'markup', purpose: 'markup-registry', log },
   );
-  await tail.caughtUp;
   // What the log already holds is not news to write back.
   registry.takeChanges();
   // Event time: the newest sighting the registry knows of, then the newest article marked.
@@ -98,16 +86,7 @@ export async function startMarkupStage(
     deadLetterTopic: topics.deadLetters,
     decode: stageDecoder('Article'),
     process: ({ value: article }): StageOutput[] => {
-      let marked;
-      try {
-        marked = markArticle(article, registry, markup);
-      } catch (error) {
-        throw new StageError(
-          'processor_rejected',
-          `markup refused article ${article.id}: ${error instanceof Error ? error.message : String(error)}`,
-          'markup',
-        );
-      }
+      const marked = refusedAs('markup', `article ${article.id}`, () => markArticle(article, registry, markup));
       // markArticle and takeChanges run in one synchronous turn: the changes are this article's.
       const changes = throttle.select(registry.takeChanges());
       newestSeen = Math.max(newestSeen, article.published_at);
@@ -126,14 +105,5 @@ export async function startMarkupStage(
     ...(options.metrics ? { metrics: options.metrics } : {}),
     log,
   });
-  void stage.done.finally(() => tail.stop());
-  return {
-    registry,
-    done: stage.done,
-    stats: () => stage.stats(),
-    stop: async () => {
-      await stage.stop();
-      await tail.stop();
-    },
-  };
+  return stageWithTail(stage, tail, { registry });
 }

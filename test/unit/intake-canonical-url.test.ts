@@ -1,17 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IntakeRejection } from '../../processors/intake/article-input.js';
 import { canonicalUrl, isSameSite, registrableDomain, siteName } from '../../processors/intake/canonical-url.js';
-
-function rejectionOf(fn: () => unknown): IntakeRejection | undefined {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof IntakeRejection) return error;
-    throw error;
-  }
-  return undefined;
-}
+import { rejectionOf } from './intake-rejections.js';
 
 describe('canonicalUrl', () => {
   it('maps the http/https, www, index.html, campaign-parameter and trailing-slash variants of one article to one URL', () => {

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { IntakeRejection } from '../../processors/intake/article-input.js';
 import { charsetOf, decodeBody, decodeUtf8 } from '../../processors/intake/decode-body.js';
-
-function reasonOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof IntakeRejection) return error.reason;
-    throw error;
-  }
-  return undefined;
-}
+import { reasonOf } from './intake-rejections.js';
 
 describe('decodeUtf8', () => {
   it('decodes valid UTF-8, including multi-byte characters', () => {

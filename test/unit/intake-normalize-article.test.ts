@@ -4,6 +4,7 @@ import { encodeRecord } from '../../schemas/avro-codec.js';
 import { IntakeRejection, type ArticleInput } from '../../processors/intake/article-input.js';
 import { articleId } from '../../processors/intake/article-id.js';
 import { DEFAULT_NORMALIZE_OPTIONS, cleanText, normalizeArticle } from '../../processors/intake/normalize-article.js';
+import { expectRejection } from './intake-rejections.js';
 
 const NOW = Date.UTC(2024, 0, 15, 9, 30);
 
@@ -11,16 +12,6 @@ const BODY = [
   'The city council voted on Tuesday to extend the tram line to the eastern suburbs, ending a debate that had lasted almost a decade.',
   'The extension will add six stops and about four kilometres of track, and construction is expected to begin next spring, officials said.',
 ].join('\n\n');
-
-function rejectionOf(fn: () => unknown): IntakeRejection {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof IntakeRejection) return error;
-    throw error;
-  }
-  throw new Error('expected an IntakeRejection');
-}
 
 function htmlPage(head: string, body = `<article><p>${BODY.split('\n\n').join('</p><p>')}</p></article>`): string {
   return `<!DOCTYPE html><html lang="en"><head>${head}</head><body><nav>Home World Sport</nav>${body}<footer>Contact us</footer></body></html>`;
@@ -118,7 +109,7 @@ describe('normalizeArticle from html', () => {
 
   it('rejects a page that is only scripts as no_text', () => {
     const html = '<html><body><script>var story = "SCRIPT TEXT";</script></body></html>';
-    const rejection = rejectionOf(() => normalizeArticle({ url: 'https://example.org/2022/06/17/a', html }, NOW));
+    const rejection = expectRejection(() => normalizeArticle({ url: 'https://example.org/2022/06/17/a', html }, NOW));
     expect(rejection.reason).toBe('no_text');
   });
 
@@ -128,7 +119,7 @@ describe('normalizeArticle from html', () => {
       '<p>Would you like to receive our Morning Brief newsletter?</p><p>The Morning Brief newsletter gives you the top stories every day.</p>' +
         '<p>We will use the information you have shared to send it to you.</p>',
     );
-    const rejection = rejectionOf(() => normalizeArticle({ url: 'https://example.org/2022/06/17/a', html }, NOW));
+    const rejection = expectRejection(() => normalizeArticle({ url: 'https://example.org/2022/06/17/a', html }, NOW));
     expect(rejection.reason).toBe('boilerplate');
     expect(rejection.message).toMatch(/^newsletter_signup: /);
   });
@@ -147,24 +138,24 @@ describe('normalizeArticle publication time', () => {
     expect(normalizeArticle({ url: 'https://example.org/2022/06/17/tram', html }, NOW).published_at).toBe(
       Date.UTC(2022, 5, 17),
     );
-    const rejection = rejectionOf(() => normalizeArticle({ url: 'https://example.org/tram', html }, NOW));
+    const rejection = expectRejection(() => normalizeArticle({ url: 'https://example.org/tram', html }, NOW));
     expect(rejection.reason).toBe('impossible_date');
   });
 
   it('rejects articles without any date as missing_date', () => {
-    const rejection = rejectionOf(() => normalizeArticle({ url: 'https://example.org/tram', text: BODY }, NOW));
+    const rejection = expectRejection(() => normalizeArticle({ url: 'https://example.org/tram', text: BODY }, NOW));
     expect(rejection.reason).toBe('missing_date');
   });
 
   it('rejects impossible dates from the input even when the URL has one', () => {
     for (const published_at of ['2022-02-30', '1985-01-01', NOW + 2 * 86_400_000, 'next week']) {
       const input = { url: 'https://example.org/2022/06/17/tram', text: BODY, published_at };
-      expect(rejectionOf(() => normalizeArticle(input, NOW)).reason, String(published_at)).toBe('impossible_date');
+      expect(expectRejection(() => normalizeArticle(input, NOW)).reason, String(published_at)).toBe('impossible_date');
     }
   });
 
   it('rejects a URL date in the future as impossible_date', () => {
-    const rejection = rejectionOf(() =>
+    const rejection = expectRejection(() =>
       normalizeArticle({ url: 'https://example.org/2030/01/01/tram', text: BODY }, NOW),
     );
     expect(rejection.reason).toBe('impossible_date');
@@ -180,16 +171,16 @@ describe('normalizeArticle rejections', () => {
   const valid = { url: 'https://example.org/2022/06/17/a', text: BODY };
 
   it('requires an http(s) url', () => {
-    expect(rejectionOf(() => normalizeArticle({ ...valid, url: 'ftp://example.org/a' }, NOW)).reason).toBe(
+    expect(expectRejection(() => normalizeArticle({ ...valid, url: 'ftp://example.org/a' }, NOW)).reason).toBe(
       'invalid_url',
     );
-    expect(rejectionOf(() => normalizeArticle({ ...valid, url: '' }, NOW)).reason).toBe('invalid_url');
+    expect(expectRejection(() => normalizeArticle({ ...valid, url: '' }, NOW)).reason).toBe('invalid_url');
     const noUrl = { text: BODY } as unknown as ArticleInput;
-    expect(rejectionOf(() => normalizeArticle(noUrl, NOW)).reason).toBe('invalid_url');
+    expect(expectRejection(() => normalizeArticle(noUrl, NOW)).reason).toBe('invalid_url');
   });
 
   it('requires text or html, and fields of the right types', () => {
-    expect(rejectionOf(() => normalizeArticle({ url: valid.url }, NOW)).reason).toBe('invalid_input');
+    expect(expectRejection(() => normalizeArticle({ url: valid.url }, NOW)).reason).toBe('invalid_input');
     for (const bad of [
       { ...valid, text: 42 },
       { ...valid, published_at: true },
@@ -198,10 +189,12 @@ describe('normalizeArticle rejections', () => {
       'x',
       [1],
     ]) {
-      expect(rejectionOf(() => normalizeArticle(bad as unknown as ArticleInput, NOW)).reason).toBe('invalid_input');
+      expect(expectRejection(() => normalizeArticle(bad as unknown as ArticleInput, NOW)).reason).toBe('invalid_input');
     }
-    expect(rejectionOf(() => normalizeArticle({ ...valid, id: 'has space' }, NOW)).reason).toBe('invalid_input');
-    expect(rejectionOf(() => normalizeArticle({ ...valid, language: 'not a tag' }, NOW)).reason).toBe('invalid_input');
+    expect(expectRejection(() => normalizeArticle({ ...valid, id: 'has space' }, NOW)).reason).toBe('invalid_input');
+    expect(expectRejection(() => normalizeArticle({ ...valid, language: 'not a tag' }, NOW)).reason).toBe(
+      'invalid_input',
+    );
   });
 
   it('treats null fields as absent', () => {
@@ -210,7 +203,7 @@ describe('normalizeArticle rejections', () => {
   });
 
   it('rejects text shorter than the minimum as no_text', () => {
-    const rejection = rejectionOf(() => normalizeArticle({ ...valid, text: 'Too short.' }, NOW));
+    const rejection = expectRejection(() => normalizeArticle({ ...valid, text: 'Too short.' }, NOW));
     expect(rejection.reason).toBe('no_text');
     expect(normalizeArticle({ ...valid, text: 'Short but allowed.' }, NOW, { minTextChars: 10 }).text).toBe(
       'Short but allowed.',
@@ -220,14 +213,16 @@ describe('normalizeArticle rejections', () => {
   it('rejects oversized html, text and titles', () => {
     const limits = { maxHtmlBytes: 1000, maxTextChars: 200 };
     const bigHtml = `<p>${'word '.repeat(300)}</p>`;
-    expect(rejectionOf(() => normalizeArticle({ ...valid, html: bigHtml }, NOW, limits)).reason).toBe('oversized');
-    expect(rejectionOf(() => normalizeArticle({ ...valid, text: 'é'.repeat(600) }, NOW, limits)).reason).toBe(
+    expect(expectRejection(() => normalizeArticle({ ...valid, html: bigHtml }, NOW, limits)).reason).toBe('oversized');
+    expect(expectRejection(() => normalizeArticle({ ...valid, text: 'é'.repeat(600) }, NOW, limits)).reason).toBe(
       'oversized',
     );
-    expect(rejectionOf(() => normalizeArticle({ ...valid, text: 'word '.repeat(100) }, NOW, limits)).reason).toBe(
+    expect(expectRejection(() => normalizeArticle({ ...valid, text: 'word '.repeat(100) }, NOW, limits)).reason).toBe(
       'oversized',
     );
-    expect(rejectionOf(() => normalizeArticle({ ...valid, title: 'x'.repeat(3000) }, NOW)).reason).toBe('oversized');
+    expect(expectRejection(() => normalizeArticle({ ...valid, title: 'x'.repeat(3000) }, NOW)).reason).toBe(
+      'oversized',
+    );
   });
 
   it('uses the documented defaults', () => {

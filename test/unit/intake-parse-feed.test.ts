@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IntakeRejection } from '../../processors/intake/article-input.js';
 import { parseFeed } from '../../processors/intake/parse-feed.js';
+import { expectRejection } from './intake-rejections.js';
 
 const FEED_URL = 'https://www.example-news.com/feeds/world.xml';
 
@@ -87,16 +88,6 @@ const JSON_FEED = JSON.stringify({
     { id: 'tech-3', title: 'No url' },
   ],
 });
-
-function rejectionOf(fn: () => unknown): IntakeRejection {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof IntakeRejection) return error;
-    throw error;
-  }
-  throw new Error('expected an IntakeRejection');
-}
 
 describe('parseFeed', () => {
   it('reads RSS 2.0 items, resolving links, choosing content:encoded and skipping items without a link', () => {
@@ -212,11 +203,11 @@ describe('parseFeed', () => {
       '{"hello": "world"}',
     ];
     for (const body of bodies) {
-      const rejection = rejectionOf(() => parseFeed(body, FEED_URL));
+      const rejection = expectRejection(() => parseFeed(body, FEED_URL));
       expect(rejection.reason, body.slice(0, 40)).toBe('unparseable_feed');
     }
-    expect(rejectionOf(() => parseFeed(bodies[3]!, FEED_URL)).message).toContain('HTML');
-    expect(rejectionOf(() => parseFeed(bodies[4]!, FEED_URL)).message).toContain('truncated');
+    expect(expectRejection(() => parseFeed(bodies[3]!, FEED_URL)).message).toContain('HTML');
+    expect(expectRejection(() => parseFeed(bodies[4]!, FEED_URL)).message).toContain('truncated');
   });
 
   it('accepts a byte-order mark and an empty channel', () => {

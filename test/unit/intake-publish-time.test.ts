@@ -1,6 +1,5 @@
 import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
-import { IntakeRejection } from '../../processors/intake/article-input.js';
 import {
   EARLIEST_PUBLISH_TIME,
   checkPublishTime,
@@ -10,20 +9,11 @@ import {
   publishTimeFromUrl,
   type PageDocument,
 } from '../../processors/intake/publish-time.js';
+import { reasonOf } from './intake-rejections.js';
 
 const NOW = Date.UTC(2024, 0, 15, 12, 0, 0);
 const HOUR = 60 * 60 * 1000;
 const at = { now: NOW };
-
-function reasonOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof IntakeRejection) return error.reason;
-    throw error;
-  }
-  return undefined;
-}
 
 function page(head: string, body = ''): PageDocument {
   const html = `<!DOCTYPE html><html><head>${head}</head><body>${body}</body></html>`;
