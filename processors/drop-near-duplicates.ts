@@ -98,6 +98,8 @@ export interface DedupeState {
 export function mentionsOf(chunk: Chunk): Mention[] {
   const described = new Map(chunk.entities.map((entity) => [entity.id, entity]));
   const ids = [...new Set([...chunk.entity_ids, ...chunk.entities.map((entity) => entity.id)])];
+  // The chunk's own article is the first provenance entry; later ones are merged duplicates.
+  const own = chunk.provenance.find((source) => source.article_id === chunk.article_id);
   return ids.map((id) => {
     const entity = described.get(id);
     return {
@@ -108,6 +110,7 @@ export function mentionsOf(chunk: Chunk): Mention[] {
       t: chunk.t,
       chunk_id: chunk.id,
       article_id: chunk.article_id,
+      url: own?.url ?? null,
     };
   });
 }

@@ -163,6 +163,68 @@ export interface Chunk {
   provenance: Provenance[];
 }
 
+/** A non-zero count of one bucket. */
+export interface StateBucketCount {
+  /** Bucket start. */
+  bucket_start: number;
+  /** Unique chunks mentioning the entity in the bucket. */
+  count: number;
+}
+
+/** A chunk already counted while its buckets may still change. */
+export interface CountedChunk {
+  /** Short hash of the chunk id. */
+  chunk_key: string;
+  /** Chunk time. */
+  t: number;
+  /** Whether it was also counted by the hour. */
+  hourly: boolean;
+}
+
+/** An article that mentioned the entity recently. */
+export interface ContributingArticle {
+  /** Article id. */
+  article_id: string;
+  /** Its http(s) URL, when known. */
+  url: string | null;
+  /** Its time. */
+  t: number;
+}
+
+/**
+ * The spike detector's counting state for one entity: compacted changelog topic entity.spike-state,
+ * keyed by entity_id (a null value deletes an entity that went quiet). Replicas rebuild their
+ * counts from it on start and after a rebalance; which alerts were sent is learnt from
+ * entity.spikes itself, the only record of them.
+ */
+export interface EntitySpikeState {
+  /** Canonical entity id. Kafka key. */
+  entity_id: string;
+  /** Canonical display name, as last mentioned. */
+  entity_name: string;
+  /** Class of the entity. */
+  entity_type: EntityType;
+  /**
+   * Partition of entity.mentions the entity's mentions arrive on; event time is kept per partition.
+   */
+  partition: number;
+  /** Latest event time seen on that partition when this state was written. */
+  latest_event_at: number;
+  /**
+   * Earliest event time the detector has counted on that partition: buckets before it are unknown,
+   * not zero.
+   */
+  observed_since: number;
+  /** Non-zero daily counts within the retained window, oldest first. */
+  days: StateBucketCount[];
+  /** Non-zero hourly counts within the retained window, oldest first. */
+  hours: StateBucketCount[];
+  /** Chunks counted within the allowed lateness, so a redelivered mention is not counted twice. */
+  recent_chunks: CountedChunk[];
+  /** Most recent contributing articles (bounded), newest first: the alerts' evidence. */
+  recent_articles: ContributingArticle[];
+}
+
 /** The symbols of {@link InteractionVariant}, in schema order. */
 export const INTERACTION_VARIANT_SYMBOLS = ['M1', 'M2'] as const;
 /** Extraction method of the NEON paper. */
@@ -311,6 +373,11 @@ export interface Mention {
   chunk_id: string;
   /** Article the chunk was cut from. */
   article_id: string;
+  /**
+   * http(s) URL of the article, so alerts can link their evidence without another lookup; null when
+   * written by an older producer.
+   */
+  url: string | null;
 }
 
 /** The symbols of {@link RetrievalStrategy}, in schema order. */
@@ -408,9 +475,29 @@ export const SPIKE_STATE_SYMBOLS = ['STARTED', 'ONGOING', 'ENDED'] as const;
 /** Life cycle of a spike. */
 export type SpikeState = (typeof SPIKE_STATE_SYMBOLS)[number];
 
+/** Mentions of the entity in one bucket. */
+export interface SpikeBucketCount {
+  /** Bucket start, UTC milliseconds. */
+  bucket_start: number;
+  /** Unique chunks mentioning the entity in the bucket. */
+  count: number;
+}
+
+/** An extracted interaction of the spiking entity. */
+export interface SpikeInteraction {
+  /** Interaction id on neon.interactions. */
+  id: string;
+  /** Time of the interaction. */
+  t: number;
+  /** The lexicalised interaction. */
+  text: string;
+}
+
 /**
  * An entity's coverage rising above its baseline: topic entity.spikes, keyed by entity_id. One
- * record per state change of a spike, so consumers can open, update and close alerts.
+ * record per state change of a spike episode (STARTED, ONGOING once per closed bucket, ENDED), so
+ * consumers can open, update and close alerts; (id, state, window_start) identifies a record, so a
+ * redelivered one is recognised.
  */
 export interface SpikeAlert {
   /**
@@ -445,7 +532,7 @@ export interface SpikeAlert {
    * Articles that contributed mentions to the window, most recent first, capped by the detector.
    */
   article_ids: string[];
-  /** http(s) URLs of those articles, in the same order. */
+  /** http(s) URLs of those of the articles whose URL is known, in the same order. */
   urls: string[];
   /** When the detector emitted this state, UTC milliseconds since the epoch. */
   detected_at: number;
@@ -454,6 +541,27 @@ export interface SpikeAlert {
    * falls back.
    */
   state: SpikeState;
+  /** Class of the entity. */
+  entity_type: EntityType;
+  /**
+   * Start of the bucket in which this episode STARTED, UTC milliseconds; the same on every state of
+   * the episode.
+   */
+  episode_start: number | null;
+  /** The rule that fired, in words, e.g. '3-day rolling sum > mean + 1 std of the previous 28'. */
+  rule: string;
+  /** How many trailing rolling sums the baseline mean and std were computed over. */
+  baseline_buckets: number;
+  /**
+   * Per-bucket counts behind the observed window and the baseline, oldest first (the drill-down
+   * chart).
+   */
+  counts: SpikeBucketCount[];
+  /**
+   * The first interactions extracted for the entity within the window, once extraction has produced
+   * them.
+   */
+  first_interactions: SpikeInteraction[];
 }
 
 /** Every topic record by its schema name; types the codec's encodeRecord and decodeRecord. */
@@ -461,6 +569,7 @@ export interface RecordTypes {
   Answer: Answer;
   Article: Article;
   Chunk: Chunk;
+  EntitySpikeState: EntitySpikeState;
   Interaction: Interaction;
   MarkedArticle: MarkedArticle;
   Mention: Mention;
@@ -476,6 +585,7 @@ export const RECORD_NAMES = [
   'Answer',
   'Article',
   'Chunk',
+  'EntitySpikeState',
   'Interaction',
   'MarkedArticle',
   'Mention',

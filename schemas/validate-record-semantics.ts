@@ -245,6 +245,16 @@ const RECORD_RULES: { readonly [N in RecordName]: RecordRule<N> } = {
     if (alert.observed < 0) problems.push({ path: 'observed', message: 'must not be negative' });
     if (alert.baseline_std < 0) problems.push({ path: 'baseline_std', message: 'must not be negative' });
   },
+  EntitySpikeState(state, problems) {
+    if (state.partition < 0) problems.push({ path: 'partition', message: 'must not be negative' });
+    const counts = [
+      ...state.days.map((b, i) => ['days', b, i] as const),
+      ...state.hours.map((b, i) => ['hours', b, i] as const),
+    ];
+    for (const [field, bucket, i] of counts) {
+      if (bucket.count < 0) problems.push({ path: `${field}.${i}.count`, message: 'must not be negative' });
+    }
+  },
   Interaction(interaction, problems) {
     if ((interaction.object_id === null) !== (interaction.object_name === null)) {
       problems.push({ path: 'object_name', message: 'must be null exactly when object_id is null' });

@@ -11,6 +11,11 @@ export interface KafkaSinkOptions {
   maxBatch?: number;
   /** How long a record may wait for companions before the batch is sent. */
   lingerMs?: number;
+  /**
+   * For compacted state topics: of several records with one key in a batch, send only the last
+   * (compaction would keep only it anyway). Every writer is still acknowledged with the send.
+   */
+  coalesceByKey?: boolean;
 }
 
 /**
@@ -25,6 +30,7 @@ export class KafkaSink implements Sink<TopicRecord> {
   private timer: NodeJS.Timeout | undefined;
   private readonly maxBatch: number;
   private readonly lingerMs: number;
+  private readonly coalesceByKey: boolean;
   private inFlight = new Set<Promise<void>>();
 
   constructor(
@@ -34,6 +40,7 @@ export class KafkaSink implements Sink<TopicRecord> {
     this.name = options.name ?? 'kafka';
     this.maxBatch = options.maxBatch ?? 500;
     this.lingerMs = options.lingerMs ?? 5;
+    this.coalesceByKey = options.coalesceByKey ?? false;
   }
 
   write(record: TopicRecord): Promise<void> {
@@ -56,7 +63,7 @@ export class KafkaSink implements Sink<TopicRecord> {
       const sending = this.producer
         .send(
           topic,
-          items.map(({ record }) => ({
+          this.recordsToSend(items.map(({ record }) => record)).map((record) => ({
             key: record.key,
             value: record.value,
             ...(record.headers ? { headers: record.headers } : {}),
@@ -83,6 +90,15 @@ export class KafkaSink implements Sink<TopicRecord> {
       this.inFlight.add(sending);
       void sending.finally(() => this.inFlight.delete(sending));
     }
+  }
+
+  private recordsToSend(records: TopicRecord[]): TopicRecord[] {
+    if (!this.coalesceByKey) return records;
+    const last = new Map<string, number>();
+    records.forEach((record, i) => {
+      if (record.key !== null) last.set(record.key.toString(), i);
+    });
+    return records.filter((record, i) => record.key === null || last.get(record.key.toString()) === i);
   }
 
   async close(): Promise<void> {

@@ -63,9 +63,10 @@ export interface StageMetrics {
 
 /**
  * Every stage in one process shares the same metric objects: registering a name twice would throw,
- * and two families with one name would be invalid exposition anyway.
+ * and two families with one name would be invalid exposition anyway. Exported for the stages'
+ * own metric families (spikes, LLM calls), which follow the same rule.
  */
-function counter<L extends string>(
+export function counter<L extends string>(
   registry: Registry,
   name: string,
   help: string,
@@ -77,14 +78,19 @@ function counter<L extends string>(
   return new Counter<L>({ name, help, labelNames, registers: [registry] });
 }
 
-function gauge<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[]): Gauge<L> {
+export function gauge<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+): Gauge<L> {
   const existing = registry.getSingleMetric(name);
   if (existing instanceof Gauge) return existing;
   if (existing !== undefined) throw new TypeError(`metric ${name} is already registered with another type`);
   return new Gauge<L>({ name, help, labelNames, registers: [registry] });
 }
 
-function histogram<L extends string>(
+export function histogram<L extends string>(
   registry: Registry,
   name: string,
   help: string,

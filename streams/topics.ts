@@ -9,6 +9,7 @@ export const TOPICS = {
   mentions: 'entity.mentions',
   registry: 'entity.registry',
   spikes: 'entity.spikes',
+  spikeState: 'entity.spike-state',
   interactions: 'neon.interactions',
   queries: 'neon.queries',
   answers: 'neon.answers',
@@ -26,7 +27,10 @@ export function localTopicSpecs(partitions = 6): TopicSpec[] {
     partitions,
     replicationFactor: 1,
     ...(topic === TOPICS.deadLetters ? { configs: { 'retention.ms': String(14 * DAY_MS) } } : {}),
-    // The registry's latest state per entity is kept forever: markup rebuilds from it on start.
-    ...(topic === TOPICS.registry ? { configs: { 'cleanup.policy': 'compact' } } : {}),
+    // Past spikes are listed from here, and the detector learns from it what it already sent.
+    ...(topic === TOPICS.spikes ? { configs: { 'retention.ms': String(90 * DAY_MS) } } : {}),
+    // The latest state per entity is kept forever: markup rebuilds its registry and the spike
+    // detector its counts from these on start.
+    ...(topic === TOPICS.registry || topic === TOPICS.spikeState ? { configs: { 'cleanup.policy': 'compact' } } : {}),
   }));
 }

@@ -8,6 +8,8 @@ export interface PipelineTopics {
   uniqueChunks: string;
   mentions: string;
   registry: string;
+  spikes: string;
+  spikeState: string;
   deadLetters: string;
 }
 
@@ -18,6 +20,8 @@ export const DEFAULT_PIPELINE_TOPICS: PipelineTopics = {
   uniqueChunks: TOPICS.uniqueChunks,
   mentions: TOPICS.mentions,
   registry: TOPICS.registry,
+  spikes: TOPICS.spikes,
+  spikeState: TOPICS.spikeState,
   deadLetters: TOPICS.deadLetters,
 };
 

@@ -38,6 +38,8 @@ async function freshRun(label: string): Promise<Run> {
     uniqueChunks: freshTopic(`${label}.unique`),
     mentions: freshTopic(`${label}.mentions`),
     registry: freshTopic(`${label}.registry`),
+    spikes: freshTopic(`${label}.spikes`),
+    spikeState: freshTopic(`${label}.spike-state`),
     deadLetters: freshTopic(`${label}.dlq`),
   };
   const names = Object.values(topics) as string[];

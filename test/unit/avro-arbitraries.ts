@@ -153,6 +153,12 @@ export function repairRecord<N extends RecordName>(name: N, raw: Record<string, 
     }
     case 'Mention':
       break;
+    case 'EntitySpikeState': {
+      const state = value as RecordTypes['EntitySpikeState'];
+      state.partition = Math.abs(state.partition % 1000);
+      for (const bucket of [...state.days, ...state.hours]) bucket.count = Math.abs(bucket.count % 100_000);
+      break;
+    }
   }
   return value as RecordTypes[N];
 }

@@ -22,16 +22,19 @@ const SCHEMA_IDS = {
   Answer: 'Answer@102b32f4e8da928e',
   Article: 'Article@a7de5fb23237dd92',
   Chunk: 'Chunk@822c3a81f2022b31',
+  EntitySpikeState: 'EntitySpikeState@c6108bccf66b0e33',
   Interaction: 'Interaction@23f721409f0eeb33',
   MarkedArticle: 'MarkedArticle@5216a3e269bf4e6b',
-  Mention: 'Mention@548e72d021d2d441',
+  Mention: 'Mention@36fd7338223df405',
   Query: 'Query@7b612d6f98bbdb36',
   RegistryEntity: 'RegistryEntity@241ff7d0e960c4ff',
-  SpikeAlert: 'SpikeAlert@2920f90411858966',
+  SpikeAlert: 'SpikeAlert@45f66189b78dc061',
 } as const;
 const ARTICLE_V1_ID = 'Article@8811f480d75b2b0e';
 const CHUNK_V1_ID = 'Chunk@44193e6f3fd87c61';
 const MARKED_ARTICLE_V1_ID = 'MarkedArticle@ab6a5d3da00e8311';
+const MENTION_V1_ID = 'Mention@548e72d021d2d441';
+const SPIKE_ALERT_V1_ID = 'SpikeAlert@2920f90411858966';
 
 /** The fixture as a producer on history/Article.1 would have written it. */
 const articleV1 = Object.fromEntries(
@@ -44,7 +47,14 @@ describe('schema ids', () => {
       expect(currentSchemaId(name as keyof typeof SCHEMA_IDS)).toBe(id);
     }
     expect(avroRegistry.schemas.map((s) => s.id).sort()).toEqual(
-      [...Object.values(SCHEMA_IDS), ARTICLE_V1_ID, CHUNK_V1_ID, MARKED_ARTICLE_V1_ID].sort(),
+      [
+        ...Object.values(SCHEMA_IDS),
+        ARTICLE_V1_ID,
+        CHUNK_V1_ID,
+        MARKED_ARTICLE_V1_ID,
+        MENTION_V1_ID,
+        SPIKE_ALERT_V1_ID,
+      ].sort(),
     );
   });
 
@@ -81,6 +91,43 @@ describe('MarkedArticle evolution', () => {
   it('lets a reader still on history/MarkedArticle.1 read a current MarkedArticle (forward)', () => {
     const current = encodeRecord('MarkedArticle', FIXTURES.MarkedArticle, options);
     expect(decodeWithReaderSchema(MARKED_ARTICLE_V1_ID, current.value, current.headers, options)).toEqual(markedV1);
+  });
+});
+
+describe('Mention evolution', () => {
+  const mentionV1 = Object.fromEntries(Object.entries(FIXTURES.Mention).filter(([field]) => field !== 'url'));
+
+  it('reads a Mention written with history/Mention.1 with no url (backward)', () => {
+    const old = encodeWithSchema(MENTION_V1_ID, mentionV1, options);
+    expect(decodeRecord('Mention', old.value, old.headers, options)).toEqual({ ...mentionV1, url: null });
+  });
+
+  it('lets a reader still on history/Mention.1 read a current Mention (forward)', () => {
+    const current = encodeRecord('Mention', FIXTURES.Mention, options);
+    expect(decodeWithReaderSchema(MENTION_V1_ID, current.value, current.headers, options)).toEqual(mentionV1);
+  });
+});
+
+describe('SpikeAlert evolution', () => {
+  const added = ['entity_type', 'episode_start', 'rule', 'baseline_buckets', 'counts', 'first_interactions'];
+  const alertV1 = Object.fromEntries(Object.entries(FIXTURES.SpikeAlert).filter(([field]) => !added.includes(field)));
+
+  it('reads a SpikeAlert written with history/SpikeAlert.1 with the defaults of the drill-down fields (backward)', () => {
+    const old = encodeWithSchema(SPIKE_ALERT_V1_ID, alertV1, options);
+    expect(decodeRecord('SpikeAlert', old.value, old.headers, options)).toEqual({
+      ...alertV1,
+      entity_type: 'OTHER',
+      episode_start: null,
+      rule: '',
+      baseline_buckets: 0,
+      counts: [],
+      first_interactions: [],
+    });
+  });
+
+  it('lets a reader still on history/SpikeAlert.1 read a current SpikeAlert (forward)', () => {
+    const current = encodeRecord('SpikeAlert', FIXTURES.SpikeAlert, options);
+    expect(decodeWithReaderSchema(SPIKE_ALERT_V1_ID, current.value, current.headers, options)).toEqual(alertV1);
   });
 });
 

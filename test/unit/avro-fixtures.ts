@@ -108,6 +108,7 @@ const mention: RecordTypes['Mention'] = {
   t: publishedAt,
   chunk_id: chunk.id,
   article_id: article.id,
+  url: article.canonical_url,
 };
 
 const spikeAlert: RecordTypes['SpikeAlert'] = {
@@ -126,6 +127,34 @@ const spikeAlert: RecordTypes['SpikeAlert'] = {
   urls: [article.canonical_url, 'http://syndication.example.org/wire/lagerfeld-collection'],
   detected_at: Date.UTC(2023, 7, 31, 10, 0, 0),
   state: 'STARTED',
+  entity_type: 'PERSON',
+  episode_start: Date.UTC(2023, 7, 31),
+  rule: '3-day rolling sum > mean + 1 std of the previous 28',
+  baseline_buckets: 28,
+  counts: [
+    { bucket_start: Date.UTC(2023, 7, 29), count: 4 },
+    { bucket_start: Date.UTC(2023, 7, 30), count: 9 },
+    { bucket_start: Date.UTC(2023, 7, 31), count: 44 },
+  ],
+  first_interactions: [
+    { id: 'int-M1-ent-karl-lagerfeld-9c2e', t: publishedAt, text: 'Karl Lagerfeld final collection shown in Paris' },
+  ],
+};
+
+const entitySpikeState: RecordTypes['EntitySpikeState'] = {
+  entity_id: 'ent-karl-lagerfeld',
+  entity_name: 'Karl Lagerfeld',
+  entity_type: 'PERSON',
+  partition: 3,
+  latest_event_at: publishedAt,
+  observed_since: Date.UTC(2023, 6, 1),
+  days: [
+    { bucket_start: Date.UTC(2023, 7, 30), count: 9 },
+    { bucket_start: Date.UTC(2023, 7, 31), count: 44 },
+  ],
+  hours: [{ bucket_start: Date.UTC(2023, 7, 31, 9), count: 12 }],
+  recent_chunks: [{ chunk_key: '3f9a0c1d2e4b', t: publishedAt, hourly: true }],
+  recent_articles: [{ article_id: article.id, url: article.canonical_url, t: publishedAt }],
 };
 
 const interaction: RecordTypes['Interaction'] = {
@@ -189,6 +218,7 @@ export const FIXTURES: { readonly [N in RecordName]: RecordTypes[N] } = {
   Answer: answer,
   Article: article,
   Chunk: chunk,
+  EntitySpikeState: entitySpikeState,
   Interaction: interaction,
   MarkedArticle: markedArticle,
   Mention: mention,

@@ -15,7 +15,7 @@ import {
 const files = readAvroSchemaFiles();
 const all = [...files.current, ...files.history];
 
-const TIME_FIELD = /^(t|t_q|window_start|window_end|refers_to)$|_at$/;
+const TIME_FIELD = /^(t|t_q|window_start|window_end|refers_to)$|_at$|_start$|_since$/;
 
 interface FieldVisit {
   readonly path: string;
@@ -85,6 +85,7 @@ describe('the schema directory', () => {
       'Answer',
       'Article',
       'Chunk',
+      'EntitySpikeState',
       'Interaction',
       'MarkedArticle',
       'Mention',
@@ -96,6 +97,8 @@ describe('the schema directory', () => {
       'history/Article.1.avsc',
       'history/Chunk.1.avsc',
       'history/MarkedArticle.1.avsc',
+      'history/Mention.1.avsc',
+      'history/SpikeAlert.1.avsc',
     ]);
   });
 });

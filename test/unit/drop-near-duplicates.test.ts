@@ -66,8 +66,17 @@ describe('NearDuplicateFilter.offer', () => {
         t: T0,
         chunk_id: 'a:v1:0',
         article_id: 'a',
+        url: 'https://news.example/a',
       },
-      { entity_id: 'islands', name: 'Islands', entity_type: 'LOCATION', t: T0, chunk_id: 'a:v1:0', article_id: 'a' },
+      {
+        entity_id: 'islands',
+        name: 'Islands',
+        entity_type: 'LOCATION',
+        t: T0,
+        chunk_id: 'a:v1:0',
+        article_id: 'a',
+        url: 'https://news.example/a',
+      },
     ]);
     expect(filter.offer(chunk('b', OTHER_STORY, T0)).kind).toBe('unique');
     expect(filter.size()).toEqual({ chunks: 2, bandKeys: 60 });

@@ -19,6 +19,7 @@ const EXPECTED_TOPICS = [
   'entity.mentions',
   'entity.registry',
   'entity.spikes',
+  'entity.spike-state',
   'neon.interactions',
   'neon.queries',
   'neon.answers',

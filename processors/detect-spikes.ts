@@ -1,0 +1,580 @@
+/**
+ * Entity spike detection over `entity.mentions` (one Mention per entity per unique chunk, keyed by
+ * entity id, so one entity's mentions all arrive on one partition, in order).
+ *
+ * Counting: per entity, unique chunks per day and per hour of **event time** (the chunk's time),
+ * never arrival time. A chunk is counted once per entity however often its mention is redelivered
+ * or replayed: chunks are remembered while their buckets can still change.
+ *
+ * Event time is kept per input partition (each partition is an ordered stream of its entities'
+ * mentions). A bucket closes when the partition's latest event time passes its end by the rule's
+ * allowed lateness; mentions for a closed bucket are late and are not counted (a bounded allowance,
+ * so state stays bounded and a closed bucket's verdict never changes).
+ *
+ * Alerts: an episode STARTS the moment the rolling sum of the current bucket exceeds the threshold
+ * (counts only grow, so an early crossing is final — that is what makes hourly alerting
+ * up-to-the-hour), is updated ONGOING once per closed bucket while it stays above, and ENDS at the
+ * first closed bucket that is not above. One STARTED per episode; ids are deterministic.
+ *
+ * Delivery: at-least-once in, idempotent out. State is written as a per-entity snapshot
+ * (`EntitySpikeState`) beside every change, and restored from it; alerts already sent are learnt
+ * back from `entity.spikes` itself, so a restart neither forgets an open episode nor repeats a STARTED.
+ */
+import { createHash } from 'node:crypto';
+import type {
+  EntitySpikeState,
+  EntityType,
+  Mention,
+  SpikeAlert,
+  SpikeGranularity,
+  SpikeState,
+} from '../schemas/records.generated.js';
+import {
+  BUCKET_MS,
+  bucketStart,
+  DEFAULT_DAY_RULE,
+  DEFAULT_HOUR_RULE,
+  DAY_MS,
+  describeRule,
+  evaluateRule,
+  type Granularity,
+  type RuleVerdict,
+  type SpikeRule,
+} from './spikes/spike-rule.js';
+
+export interface SpikeDetectorOptions {
+  /** The daily rule; null turns daily detection off. */
+  day: SpikeRule | null;
+  /** The hourly rule; null turns hourly detection off. */
+  hour: SpikeRule | null;
+  /** Contributing articles listed in an alert, newest first. */
+  maxAlertArticles: number;
+  /** Interactions listed in an alert. */
+  maxAlertInteractions: number;
+  /** An entity with no count left in any window, no open episode and no mention for this long is forgotten. */
+  forgetAfterMs: number;
+  /** Mentions stamped further than this ahead of the wall clock are refused (a broken clock upstream). */
+  futureToleranceMs: number;
+  /** Wall clock for `detected_at` and the future check; injected by tests. */
+  now: () => number;
+}
+
+export const DEFAULT_SPIKE_DETECTOR_OPTIONS: SpikeDetectorOptions = {
+  day: DEFAULT_DAY_RULE,
+  hour: DEFAULT_HOUR_RULE,
+  maxAlertArticles: 20,
+  maxAlertInteractions: 5,
+  forgetAfterMs: 35 * DAY_MS,
+  futureToleranceMs: 2 * DAY_MS,
+  now: () => Date.now(),
+};
+
+export type MentionOutcome = 'counted' | 'duplicate' | 'late' | 'future';
+
+export interface DetectorOutput {
+  outcome: MentionOutcome;
+  /** New alert states, in the order they happened. */
+  alerts: SpikeAlert[];
+  /** Snapshots of every entity whose state changed (the changelog records to write). */
+  changed: EntitySpikeState[];
+  /** Entities forgotten for good (the changelog tombstones to write). */
+  forgotten: string[];
+}
+
+interface ContributingArticle {
+  article_id: string;
+  url: string | null;
+  t: number;
+}
+
+interface NotedInteraction {
+  id: string;
+  t: number;
+  text: string;
+}
+
+interface EntityState {
+  id: string;
+  name: string;
+  type: EntityType;
+  partition: number;
+  counts: Record<Granularity, Map<number, number>>;
+  /** chunk key → [t, counted by the hour]. */
+  recentChunks: Map<string, { t: number; hourly: boolean }>;
+  recentArticles: ContributingArticle[];
+  interactions: NotedInteraction[];
+  episodes: Map<Granularity, SpikeEpisodeState>;
+  lastMentionAt: number;
+}
+
+/** The last alert sent for one entity and granularity: whether an episode is open, and what was said. */
+interface SpikeEpisodeState {
+  granularity: SpikeGranularity;
+  spike_id: string;
+  state: SpikeState;
+  /** Start of the bucket the episode started in. */
+  episode_start: number;
+  /** Start of the bucket the last state was about. */
+  bucket_start: number;
+}
+
+interface PartitionClock {
+  /** Latest event time seen on the partition. */
+  latest: number;
+  /** Earliest event time counted on the partition. */
+  since: number;
+}
+
+const STATE_RANK: Readonly<Record<SpikeState, number>> = { STARTED: 0, ONGOING: 1, ENDED: 2 };
+
+/** 48 bits of the chunk id's SHA-256: a collision among one entity's recent chunks is negligible. */
+export function chunkKey(chunkId: string): string {
+  return createHash('sha256').update(chunkId).digest('hex').slice(0, 12);
+}
+
+export function spikeId(entityId: string, granularity: Granularity, episodeStart: number): string {
+  const stamp = new Date(episodeStart).toISOString().slice(0, granularity === 'DAY' ? 10 : 13);
+  return `spike:${entityId}:${granularity.toLowerCase()}:${stamp}`;
+}
+
+/** Day-only dates are stored as 00:00 UTC: such a time says nothing about the hour. */
+function hasTimeOfDay(t: number): boolean {
+  return t % DAY_MS !== 0;
+}
+
+/** Whether a sent alert state is newer than what the episode holds (bucket first, then life-cycle order). */
+function isNewer(alert: { bucket_start: number; state: SpikeState }, held: SpikeEpisodeState | undefined): boolean {
+  if (!held) return true;
+  if (alert.bucket_start !== held.bucket_start) return alert.bucket_start > held.bucket_start;
+  return STATE_RANK[alert.state] > STATE_RANK[held.state];
+}
+
+export class SpikeDetector {
+  private readonly options: SpikeDetectorOptions;
+  private readonly entities = new Map<string, EntityState>();
+  private readonly byPartition = new Map<number, Set<string>>();
+  private readonly clocks = new Map<number, PartitionClock>();
+  /** Partitions this instance decides for; null: all (a lone detector). */
+  private owned: ReadonlySet<number> | null = null;
+
+  constructor(options: Partial<SpikeDetectorOptions> = {}) {
+    this.options = { ...DEFAULT_SPIKE_DETECTOR_OPTIONS, ...options };
+    if (!this.options.day && !this.options.hour) throw new Error('at least one of the day and hour rules must be on');
+  }
+
+  /** The partitions whose entities this instance decides for; others' state only follows the changelog. */
+  setOwnedPartitions(partitions: Iterable<number> | null): void {
+    this.owned = partitions === null ? null : new Set(partitions);
+  }
+
+  private owns(partition: number): boolean {
+    return this.owned === null || partition < 0 || this.owned.has(partition);
+  }
+
+  private rules(): [Granularity, SpikeRule][] {
+    const rules: [Granularity, SpikeRule][] = [];
+    if (this.options.day) rules.push(['DAY', this.options.day]);
+    if (this.options.hour) rules.push(['HOUR', this.options.hour]);
+    return rules;
+  }
+
+  /** Counts one mention that arrived on `partition`, and says what it changed. */
+  offer(mention: Mention, partition: number): DetectorOutput {
+    const out: DetectorOutput = { outcome: 'counted', alerts: [], changed: [], forgotten: [] };
+    if (mention.t > this.options.now() + this.options.futureToleranceMs) {
+      out.outcome = 'future';
+      return out;
+    }
+    const changed = new Set<EntityState>();
+    const clock = this.clockFor(partition, mention.t);
+    if (mention.t > clock.latest) this.advance(partition, clock, mention.t, out, changed);
+
+    const entity = this.entityFor(mention, partition);
+    out.outcome = this.count(entity, mention, clock);
+    if (out.outcome === 'counted') changed.add(entity);
+
+    // Evaluate even a duplicate: a redelivered mention must be able to send an alert whose first
+    // attempt was lost (the episode state says whether it was sent).
+    for (const [granularity, rule] of this.rules()) {
+      if (this.isOpen(entity, granularity)) continue;
+      const bucket = bucketStart(clock.latest, granularity);
+      const verdict = evaluateRule(entity.counts[granularity], bucket, clock.since, rule, granularity);
+      if (!verdict.spike) continue;
+      const held = entity.episodes.get(granularity);
+      // A closed episode's bucket can not spike again; a new one starts in a later bucket.
+      if (held && held.bucket_start >= bucket) continue;
+      out.alerts.push(this.transition(entity, granularity, rule, bucket, verdict, 'STARTED', bucket));
+      changed.add(entity);
+    }
+    out.changed = [...changed].map((e) => this.snapshotOf(e));
+    return out;
+  }
+
+  /** Restores an entity from its changelog snapshot (another replica's, or this one's before a restart). */
+  restore(snapshot: EntitySpikeState): void {
+    const known = this.entities.get(snapshot.entity_id);
+    if (known && known.partition >= 0 && this.owned?.has(snapshot.partition)) {
+      // Our own write coming back through the changelog: what we hold is at least as new.
+      return;
+    }
+    const entity: EntityState = {
+      id: snapshot.entity_id,
+      name: snapshot.entity_name,
+      type: snapshot.entity_type,
+      partition: snapshot.partition,
+      counts: {
+        DAY: new Map(snapshot.days.map((b) => [b.bucket_start, b.count])),
+        HOUR: new Map(snapshot.hours.map((b) => [b.bucket_start, b.count])),
+      },
+      recentChunks: new Map(snapshot.recent_chunks.map((c) => [c.chunk_key, { t: c.t, hourly: c.hourly }])),
+      recentArticles: snapshot.recent_articles.map((a) => ({ ...a })),
+      interactions: known?.interactions ?? [],
+      // What was sent is known from entity.spikes alone: a snapshot may run ahead of its alert.
+      episodes: known?.episodes ?? new Map<Granularity, SpikeEpisodeState>(),
+      lastMentionAt: snapshot.latest_event_at,
+    };
+    this.put(entity);
+    const clock = this.clocks.get(snapshot.partition);
+    if (!clock)
+      this.clocks.set(snapshot.partition, { latest: snapshot.latest_event_at, since: snapshot.observed_since });
+    else {
+      clock.latest = Math.max(clock.latest, snapshot.latest_event_at);
+      clock.since = Math.min(clock.since, snapshot.observed_since);
+    }
+  }
+
+  /** A tombstone on the changelog: the entity went quiet and was forgotten by its owner. */
+  forget(entityId: string): void {
+    const entity = this.entities.get(entityId);
+    if (!entity || this.owns(entity.partition)) return;
+    this.remove(entity);
+  }
+
+  /** An alert read back from `entity.spikes`: what was already sent, even if the snapshot is older. */
+  noteSentAlert(alert: SpikeAlert): void {
+    const size = BUCKET_MS[alert.granularity];
+    const episode: SpikeEpisodeState = {
+      granularity: alert.granularity,
+      spike_id: alert.id,
+      state: alert.state,
+      episode_start: alert.episode_start ?? alert.window_end - size,
+      bucket_start: alert.window_end - size,
+    };
+    // Versioned: the owner's own alerts echo back no newer than what it holds, so they change nothing.
+    let entity = this.entities.get(alert.entity_id);
+    if (!entity) {
+      entity = this.emptyEntity(alert.entity_id, alert.entity_name, alert.entity_type, -1);
+      this.put(entity);
+    }
+    if (isNewer(episode, entity.episodes.get(alert.granularity))) entity.episodes.set(alert.granularity, episode);
+  }
+
+  /** An interaction extracted for an entity: the first ones go into its later alerts. */
+  noteInteraction(entityId: string, interaction: NotedInteraction): void {
+    const entity = this.entities.get(entityId);
+    if (!entity) return;
+    if (entity.interactions.some((known) => known.id === interaction.id)) return;
+    entity.interactions.push(interaction);
+    entity.interactions.sort((a, b) => a.t - b.t || a.id.localeCompare(b.id));
+    const horizon = this.horizon(entity.partition);
+    entity.interactions = entity.interactions
+      .filter((i) => i.t >= horizon)
+      .slice(0, this.options.maxAlertInteractions * 4);
+  }
+
+  /** Entities currently in an open episode, with the granularity. */
+  openEpisodes(): { entityId: string; name: string; granularity: Granularity; spikeId: string; since: number }[] {
+    const open: { entityId: string; name: string; granularity: Granularity; spikeId: string; since: number }[] = [];
+    for (const entity of this.entities.values()) {
+      for (const episode of entity.episodes.values()) {
+        if (episode.state !== 'ENDED') {
+          open.push({
+            entityId: entity.id,
+            name: entity.name,
+            granularity: episode.granularity,
+            spikeId: episode.spike_id,
+            since: episode.episode_start,
+          });
+        }
+      }
+    }
+    return open;
+  }
+
+  snapshot(entityId: string): EntitySpikeState | undefined {
+    const entity = this.entities.get(entityId);
+    return entity ? this.snapshotOf(entity) : undefined;
+  }
+
+  size(): { entities: number; partitions: number } {
+    return { entities: this.entities.size, partitions: this.clocks.size };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private clockFor(partition: number, t: number): PartitionClock {
+    let clock = this.clocks.get(partition);
+    if (!clock) {
+      clock = { latest: t, since: t };
+      this.clocks.set(partition, clock);
+    }
+    return clock;
+  }
+
+  private emptyEntity(id: string, name: string, type: EntityType, partition: number): EntityState {
+    return {
+      id,
+      name,
+      type,
+      partition,
+      counts: { DAY: new Map(), HOUR: new Map() },
+      recentChunks: new Map(),
+      recentArticles: [],
+      interactions: [],
+      episodes: new Map(),
+      lastMentionAt: 0,
+    };
+  }
+
+  private entityFor(mention: Mention, partition: number): EntityState {
+    let entity = this.entities.get(mention.entity_id);
+    if (!entity) {
+      entity = this.emptyEntity(mention.entity_id, mention.name, mention.entity_type, partition);
+      this.put(entity);
+    } else if (entity.partition !== partition) {
+      // Known only from an alert, or the topic was repartitioned: it lives where its mentions arrive.
+      this.byPartition.get(entity.partition)?.delete(entity.id);
+      entity.partition = partition;
+      this.indexPartition(entity);
+    }
+    entity.name = mention.name;
+    entity.type = mention.entity_type;
+    return entity;
+  }
+
+  private put(entity: EntityState): void {
+    const previous = this.entities.get(entity.id);
+    if (previous) this.byPartition.get(previous.partition)?.delete(previous.id);
+    this.entities.set(entity.id, entity);
+    this.indexPartition(entity);
+  }
+
+  private indexPartition(entity: EntityState): void {
+    let ids = this.byPartition.get(entity.partition);
+    if (!ids) {
+      ids = new Set();
+      this.byPartition.set(entity.partition, ids);
+    }
+    ids.add(entity.id);
+  }
+
+  private remove(entity: EntityState): void {
+    this.entities.delete(entity.id);
+    this.byPartition.get(entity.partition)?.delete(entity.id);
+  }
+
+  private isClosed(bucket: number, granularity: Granularity, rule: SpikeRule, clock: PartitionClock): boolean {
+    return clock.latest >= bucket + BUCKET_MS[granularity] + rule.allowedLatenessMs;
+  }
+
+  private count(entity: EntityState, mention: Mention, clock: PartitionClock): MentionOutcome {
+    const key = chunkKey(mention.chunk_id);
+    if (entity.recentChunks.has(key)) return 'duplicate';
+    let countedDay = false;
+    let countedHour = false;
+    const day = this.options.day;
+    const hour = this.options.hour;
+    if (day) {
+      const bucket = bucketStart(mention.t, 'DAY');
+      if (!this.isClosed(bucket, 'DAY', day, clock)) {
+        entity.counts.DAY.set(bucket, (entity.counts.DAY.get(bucket) ?? 0) + 1);
+        countedDay = true;
+      }
+    }
+    if (hour && hasTimeOfDay(mention.t)) {
+      const bucket = bucketStart(mention.t, 'HOUR');
+      if (!this.isClosed(bucket, 'HOUR', hour, clock)) {
+        entity.counts.HOUR.set(bucket, (entity.counts.HOUR.get(bucket) ?? 0) + 1);
+        countedHour = true;
+      }
+    }
+    if (!countedDay && !countedHour) return 'late';
+    entity.recentChunks.set(key, { t: mention.t, hourly: countedHour });
+    entity.lastMentionAt = Math.max(entity.lastMentionAt, mention.t);
+    if (!entity.recentArticles.some((a) => a.article_id === mention.article_id)) {
+      entity.recentArticles.push({ article_id: mention.article_id, url: mention.url, t: mention.t });
+      entity.recentArticles.sort((a, b) => b.t - a.t || a.article_id.localeCompare(b.article_id));
+      entity.recentArticles.length = Math.min(entity.recentArticles.length, this.options.maxAlertArticles * 3);
+    }
+    this.prune(entity, clock);
+    return 'counted';
+  }
+
+  private isOpen(entity: EntityState, granularity: Granularity): boolean {
+    const episode = entity.episodes.get(granularity);
+    return episode !== undefined && episode.state !== 'ENDED';
+  }
+
+  /**
+   * Moves the partition's event time to `t`: every bucket that closes on the way is final, so open
+   * episodes of the partition's entities are re-judged on it, and quiet entities may be forgotten.
+   */
+  private advance(
+    partition: number,
+    clock: PartitionClock,
+    t: number,
+    out: DetectorOutput,
+    changed: Set<EntityState>,
+  ): void {
+    const before = clock.latest;
+    clock.latest = t;
+    const ids = this.byPartition.get(partition);
+    if (!ids || !this.owns(partition)) return;
+    for (const [granularity, rule] of this.rules()) {
+      const size = BUCKET_MS[granularity];
+      const lastClosed = bucketStart(t - rule.allowedLatenessMs, granularity) - size;
+      for (const id of ids) {
+        const entity = this.entities.get(id);
+        const episode = entity?.episodes.get(granularity);
+        if (!entity || !episode || episode.state === 'ENDED') continue;
+        // Every closed bucket the episode has not been judged on yet — also one missed before a
+        // restart. Past the rolling window every sum is empty, so a long jump judges only its end.
+        const horizon = (rule.rollingBuckets + 1) * size;
+        const from = Math.max(episode.bucket_start, lastClosed - horizon);
+        for (let bucket = from; bucket <= lastClosed; bucket += size) {
+          const verdict = evaluateRule(entity.counts[granularity], bucket, clock.since, rule, granularity);
+          const state: SpikeState = verdict.spike ? 'ONGOING' : 'ENDED';
+          const held = entity.episodes.get(granularity);
+          if (!held || !isNewer({ bucket_start: bucket, state }, held)) continue;
+          out.alerts.push(this.transition(entity, granularity, rule, bucket, verdict, state, held.episode_start));
+          changed.add(entity);
+          if (state === 'ENDED') break;
+        }
+      }
+    }
+    // Once a day closes, forget entities that have gone quiet.
+    if (this.options.day && bucketStart(before, 'DAY') !== bucketStart(t, 'DAY')) {
+      for (const id of [...ids]) {
+        const entity = this.entities.get(id);
+        if (!entity) continue;
+        this.prune(entity, clock);
+        const quiet =
+          entity.counts.DAY.size === 0 &&
+          entity.counts.HOUR.size === 0 &&
+          ![...entity.episodes.values()].some((e) => e.state !== 'ENDED') &&
+          entity.lastMentionAt < t - this.options.forgetAfterMs;
+        if (quiet) {
+          this.remove(entity);
+          changed.delete(entity);
+          out.forgotten.push(entity.id);
+        }
+      }
+    }
+  }
+
+  /** Oldest event time any retained count, chunk or article may have on this entity's partition. */
+  private horizon(partition: number): number {
+    const clock = this.clocks.get(partition);
+    const latest = clock?.latest ?? 0;
+    let keep = 0;
+    for (const [granularity, rule] of this.rules()) {
+      keep = Math.max(keep, (rule.baselineBuckets + rule.rollingBuckets + 1) * BUCKET_MS[granularity]);
+    }
+    return latest - keep;
+  }
+
+  private prune(entity: EntityState, clock: PartitionClock): void {
+    for (const [granularity, rule] of this.rules()) {
+      const keepFrom =
+        bucketStart(clock.latest, granularity) - (rule.baselineBuckets + rule.rollingBuckets) * BUCKET_MS[granularity];
+      for (const bucket of entity.counts[granularity].keys()) {
+        if (bucket < keepFrom) entity.counts[granularity].delete(bucket);
+      }
+    }
+    // A chunk only needs remembering while one of its buckets may still be counted.
+    const lateness = Math.max(...this.rules().map(([g, rule]) => rule.allowedLatenessMs + BUCKET_MS[g]));
+    for (const [key, chunk] of entity.recentChunks) {
+      if (chunk.t < clock.latest - lateness) entity.recentChunks.delete(key);
+    }
+    const day = this.options.day ?? DEFAULT_DAY_RULE;
+    const articlesFrom = clock.latest - (day.rollingBuckets + 1) * DAY_MS - day.allowedLatenessMs;
+    entity.recentArticles = entity.recentArticles.filter((a) => a.t >= articlesFrom);
+  }
+
+  private transition(
+    entity: EntityState,
+    granularity: Granularity,
+    rule: SpikeRule,
+    bucket: number,
+    verdict: RuleVerdict,
+    state: SpikeState,
+    episodeStart: number,
+  ): SpikeAlert {
+    const size = BUCKET_MS[granularity];
+    const id = spikeId(entity.id, granularity, episodeStart);
+    entity.episodes.set(granularity, {
+      granularity,
+      spike_id: id,
+      state,
+      episode_start: episodeStart,
+      bucket_start: bucket,
+    });
+    const windowStart = bucket - (rule.rollingBuckets - 1) * size;
+    const windowEnd = bucket + size;
+    const articles = entity.recentArticles.filter((a) => a.t >= windowStart && a.t < windowEnd);
+    const shown = articles.slice(0, this.options.maxAlertArticles);
+    const countsFrom = bucket - (rule.baselineBuckets + rule.rollingBuckets - 1) * size;
+    const counts = [...entity.counts[granularity]]
+      .filter(([start]) => start >= countsFrom && start <= bucket)
+      .sort(([a], [b]) => a - b)
+      .map(([start, count]) => ({ bucket_start: start, count }));
+    return {
+      id,
+      entity_id: entity.id,
+      entity_name: entity.name,
+      entity_type: entity.type,
+      granularity,
+      window_start: windowStart,
+      window_end: windowEnd,
+      observed: verdict.observed,
+      baseline_mean: verdict.baseline.mean,
+      baseline_std: verdict.baseline.std,
+      threshold: verdict.threshold,
+      score: verdict.score,
+      article_ids: shown.map((a) => a.article_id),
+      // Parallel to article_ids: an article whose URL is unknown is listed without a link.
+      urls: shown.flatMap((a) => (a.url === null ? [] : [a.url])),
+      detected_at: this.options.now(),
+      state,
+      episode_start: episodeStart,
+      rule: describeRule(rule, granularity),
+      baseline_buckets: verdict.baseline.buckets,
+      counts,
+      first_interactions: entity.interactions
+        .filter((i) => i.t >= windowStart - size)
+        .slice(0, this.options.maxAlertInteractions)
+        .map((i) => ({ ...i })),
+    };
+  }
+
+  private snapshotOf(entity: EntityState): EntitySpikeState {
+    const clock = this.clocks.get(entity.partition) ?? { latest: entity.lastMentionAt, since: entity.lastMentionAt };
+    const sorted = (counts: Map<number, number>) =>
+      [...counts]
+        .filter(([, count]) => count > 0)
+        .sort(([a], [b]) => a - b)
+        .map(([start, count]) => ({ bucket_start: start, count }));
+    return {
+      entity_id: entity.id,
+      entity_name: entity.name,
+      entity_type: entity.type,
+      partition: Math.max(0, entity.partition),
+      latest_event_at: clock.latest,
+      observed_since: clock.since,
+      days: sorted(entity.counts.DAY),
+      hours: sorted(entity.counts.HOUR),
+      recent_chunks: [...entity.recentChunks].map(([key, c]) => ({ chunk_key: key, t: c.t, hourly: c.hourly })),
+      recent_articles: entity.recentArticles.map((a) => ({ ...a })),
+    };
+  }
+}

@@ -1,0 +1,207 @@
+import type { Registry } from 'prom-client';
+import { SpikeDetector, type DetectorOutput, type SpikeDetectorOptions } from '../../processors/detect-spikes.js';
+import type { Mention } from '../../schemas/records.generated.js';
+import { KafkaSink, type TopicRecord } from '../kafka-sink.js';
+import { spikeMetrics } from '../spike-metrics.js';
+import { stageDecoder, topicRecord } from '../record-codec.js';
+import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
+import type { Sink } from '../sink.js';
+import { StageError } from '../stage-error.js';
+import { tailTopic, type TopicTail } from '../topic-tail.js';
+import { TOPICS } from '../topics.js';
+import type { Transport } from '../transport.js';
+import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
+
+export interface SpikeStage extends RunningStage {
+  readonly detector: SpikeDetector;
+}
+
+export interface SpikeStageOptions extends StageBindingOptions {
+  detector?: Partial<SpikeDetectorOptions>;
+  /** Put the first extracted interactions into alerts, by following this topic (null: do not). */
+  interactionsTopic?: string | null;
+  /** Where the detector's own metrics (mentions by outcome, alerts, tracked entities) are registered. */
+  registry?: Registry;
+}
+
+/** What one mention asks to write: its alerts, and the entities whose state to save. */
+interface SpikeWrite {
+  alerts: TopicRecord[];
+  entityIds: string[];
+  forgotten: string[];
+}
+
+/**
+ * Alerts go out as decided. State goes out as it is **when written**, not as it was when decided:
+ * snapshots of one entity can then never overwrite a newer one, whatever order retries finish in.
+ * A snapshot may run ahead of an alert (the detector learns what was sent from entity.spikes alone),
+ * so neither order of a crash loses or repeats an alert.
+ */
+function spikeWriter(detector: SpikeDetector, topics: { spikeState: string }, alerts: KafkaSink, state: KafkaSink) {
+  const snapshots = (item: SpikeWrite): TopicRecord[] => [
+    ...item.entityIds.flatMap((id) => {
+      const snapshot = detector.snapshot(id);
+      return snapshot ? [topicRecord(topics.spikeState, 'EntitySpikeState', id, snapshot)] : [];
+    }),
+    ...item.forgotten.map((id): TopicRecord => ({ topic: topics.spikeState, key: id, value: null })),
+  ];
+  const sink: Sink<SpikeWrite> = {
+    name: 'kafka',
+    write: async (item) => {
+      await Promise.all([
+        ...item.alerts.map((record) => alerts.write(record)),
+        ...snapshots(item).map((record) => state.write(record)),
+      ]);
+    },
+    close: async () => {
+      await Promise.all([alerts.close(), state.close()]);
+    },
+  };
+  return sink;
+}
+
+/**
+ * `entity.mentions` (keyed by entity) → spike detection → `entity.spikes` (alert states, keyed by
+ * entity) and the compacted changelog `entity.spike-state` (per-entity counts and episodes).
+ *
+ * State: rebuilt before the first mention from `entity.spike-state` (the counts) and
+ * `entity.spikes` (the only record of what was already sent), and followed while running, so a replica that takes over a partition after a
+ * rebalance first catches up with what the previous owner wrote. Groups use the balanced
+ * assignment: entities are spread over replicas by partition, and a replica decides only for the
+ * partitions it owns.
+ *
+ * Delivery: at-least-once. A mention's offset is committed after its alerts and the state snapshots
+ * it changed are acknowledged; a redelivered mention is recognised by its chunk and not counted again.
+ * Alert ids are deterministic (entity, granularity, episode start), so a repeated record is
+ * recognisable downstream. Dead letters: undecodable mentions.
+ */
+export async function startSpikeStage(transport: Transport, options: SpikeStageOptions = {}): Promise<SpikeStage> {
+  const topics = pipelineTopics(options.topics);
+  const log = options.log ?? stderrLogger;
+  const detector = new SpikeDetector(options.detector);
+  const metrics = options.registry ? spikeMetrics(options.registry) : undefined;
+  const decodeState = stageDecoder('EntitySpikeState');
+  const decodeAlert = stageDecoder('SpikeAlert');
+  const decodeInteraction = stageDecoder('Interaction');
+  const skipped = (what: string, error: unknown): void =>
+    log('warn', `unreadable ${what} skipped while rebuilding spike state`, {
+      stage: 'spikes',
+      code: error instanceof StageError ? error.code : 'internal',
+    });
+
+  // Nothing is owned until the first assignment has caught up: every snapshot read now is the truth.
+  detector.setOwnedPartitions([]);
+  const tails: TopicTail[] = [];
+  tails.push(
+    await tailTopic(
+      transport,
+      topics.spikeState,
+      (record) => {
+        if (record.value === null) {
+          if (record.key) detector.forget(record.key.toString());
+          return;
+        }
+        try {
+          detector.restore(decodeState(record));
+        } catch (error) {
+          skipped('EntitySpikeState', error);
+        }
+      },
+      { purpose: 'spike-state' },
+    ),
+  );
+  tails.push(
+    await tailTopic(
+      transport,
+      topics.spikes,
+      (record) => {
+        try {
+          detector.noteSentAlert(decodeAlert(record));
+        } catch (error) {
+          skipped('SpikeAlert', error);
+        }
+      },
+      { purpose: 'spike-alerts' },
+    ),
+  );
+  const interactionsTopic = options.interactionsTopic === undefined ? TOPICS.interactions : options.interactionsTopic;
+  if (interactionsTopic !== null) {
+    tails.push(
+      await tailTopic(
+        transport,
+        interactionsTopic,
+        (record) => {
+          try {
+            const interaction = decodeInteraction(record);
+            const noted = { id: interaction.id, t: interaction.t, text: interaction.text };
+            detector.noteInteraction(interaction.subject_id, noted);
+            if (interaction.object_id !== null) detector.noteInteraction(interaction.object_id, noted);
+          } catch (error) {
+            skipped('Interaction', error);
+          }
+        },
+        { purpose: 'spike-interactions' },
+      ),
+    );
+  }
+  await Promise.all(tails.map((tail) => tail.caughtUp));
+
+  const toWrite = (output: DetectorOutput): SpikeWrite => ({
+    alerts: output.alerts.map((alert) => topicRecord(topics.spikes, 'SpikeAlert', alert.entity_id, alert)),
+    entityIds: output.changed.map((snapshot) => snapshot.entity_id),
+    forgotten: output.forgotten,
+  });
+
+  let ready: Promise<void> = Promise.resolve();
+  const stage = await startStage<Mention>(transport, {
+    name: 'spikes',
+    ...(options.groupId ? { groupId: options.groupId } : {}),
+    inputTopics: [topics.mentions],
+    deadLetterTopic: topics.deadLetters,
+    onAssignment: (assigned) => {
+      const partitions = assigned.filter((a) => a.topic === topics.mentions).map((a) => a.partition);
+      // Until the tails hold what the previous owners wrote, decide for nobody.
+      detector.setOwnedPartitions([]);
+      ready = Promise.all(tails.slice(0, 2).map((tail) => tail.catchUp())).then(() =>
+        detector.setOwnedPartitions(partitions),
+      );
+      ready.catch(() => undefined); // surfaced by the next process call
+    },
+    decode: stageDecoder('Mention'),
+    process: async ({ value: mention, partition }): Promise<StageOutput[]> => {
+      try {
+        await ready;
+      } catch (cause) {
+        throw new StageError('timeout', 'the spike state did not catch up with its changelog', 'spikes', { cause });
+      }
+      // Decided synchronously after the wait, so mentions of one partition are judged in order.
+      const output = detector.offer(mention, partition);
+      metrics?.observe(output, detector);
+      const write = toWrite(output);
+      if (write.alerts.length === 0 && write.entityIds.length === 0 && write.forgotten.length === 0) return [];
+      return [{ sink: 'kafka', id: mention.chunk_id, item: write }];
+    },
+    sinks: {
+      kafka: spikeWriter(
+        detector,
+        topics,
+        new KafkaSink(transport.producer(), { name: 'spike-alerts' }),
+        new KafkaSink(transport.producer(), { name: 'spike-state', coalesceByKey: true }),
+      ),
+    },
+    ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    log,
+  });
+
+  void stage.done.finally(() => Promise.all(tails.map((tail) => tail.stop())));
+  return {
+    detector,
+    done: stage.done,
+    stats: () => stage.stats(),
+    stop: async () => {
+      await stage.stop();
+      await Promise.all(tails.map((tail) => tail.stop()));
+    },
+  };
+}
