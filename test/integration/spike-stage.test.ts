@@ -1,0 +1,213 @@
+import { logLevel } from 'kafkajs';
+import { describe, expect, inject, it } from 'vitest';
+import { SpikeDetector } from '../../processors/detect-spikes.js';
+import type { Mention, SpikeAlert } from '../../schemas/records.generated.js';
+import { createKafkaClient } from '../../streams/kafka-client.js';
+import { createKafkaTransport } from '../../streams/kafka-transport.js';
+import { topicRecord } from '../../streams/record-codec.js';
+import { startSpikeStage, type SpikeStage } from '../../streams/stages/spike-stage.js';
+import type { PipelineTopics } from '../../streams/stages/pipeline-topics.js';
+import type { Transport } from '../../streams/transport.js';
+import { freshTopic } from '../harness/fresh-names.js';
+import { assertCommittedToEnd, committedToEnd, waitUntil } from '../harness/invariants.js';
+import { useLiveClients } from '../harness/live-clients.js';
+import { readRawTopic, readTopicRecords } from '../harness/topic-contents.js';
+import { mentionOf, mentionsOn, TEST_NOW } from '../unit/spike-fixtures.js';
+
+const live = useLiveClients();
+const PARTITIONS = 3;
+const now = (): number => TEST_NOW;
+
+interface Run {
+  transport: Transport;
+  topics: PipelineTopics;
+  group: string;
+}
+
+async function freshRun(label: string): Promise<Run> {
+  const transport = createKafkaTransport(
+    createKafkaClient({ clientId: `spikes-${label}`, brokers: inject('kafkaBrokers'), logLevel: logLevel.NOTHING }),
+  );
+  const topic = (name: string): string => freshTopic(`${label}.${name}`);
+  const topics: PipelineTopics = {
+    articles: topic('articles'),
+    marked: topic('marked'),
+    chunks: topic('chunks'),
+    uniqueChunks: topic('unique'),
+    mentions: topic('mentions'),
+    registry: topic('registry'),
+    spikes: topic('spikes'),
+    spikeState: topic('spike-state'),
+    deadLetters: topic('dlq'),
+  };
+  const used = [topics.mentions, topics.spikes, topics.spikeState, topics.deadLetters];
+  await transport.ensureTopics(
+    used.map((name) => ({
+      topic: name,
+      partitions: PARTITIONS,
+      ...(name === topics.spikeState ? { configs: { 'cleanup.policy': 'compact' } } : {}),
+    })),
+  );
+  live.cleanup.topics.push(...used);
+  return { transport, topics, group: freshTopic(`${label}.group`) };
+}
+
+/** Six entities, two per partition, with different histories and bursts over 30 days. */
+function scenario(): { partition: number; mention: Mention }[] {
+  const plan: [string, number, (day: number) => number][] = [
+    ['e-alba', 0, (d) => (d === 12 ? 9 : 1)],
+    ['e-brook', 0, (d) => (d % 2 === 0 ? 2 : 0) + (d === 20 || d === 21 ? 8 : 0)],
+    ['e-cato', 1, (d) => (d >= 15 && d <= 17 ? 6 : d % 3 === 0 ? 1 : 0)],
+    ['e-dara', 1, () => 2],
+    ['e-eli', 2, (d) => (d === 8 ? 5 : d === 25 ? 7 : 0)],
+    ['e-fenn', 2, (d) => 1 + (d % 2)],
+  ];
+  const out: { partition: number; mention: Mention }[] = [];
+  for (let day = 0; day < 30; day++) {
+    for (const [entity, partition, perDay] of plan) {
+      for (const mention of mentionsOn(entity, day, perDay(day))) out.push({ partition, mention });
+    }
+  }
+  return out.sort((a, b) => a.mention.t - b.mention.t);
+}
+
+/** What the detector decides on the same mentions, partition by partition. */
+function expectedAlerts(input: { partition: number; mention: Mention }[]): string[] {
+  const detector = new SpikeDetector({ now });
+  return input.flatMap(({ partition, mention }) => detector.offer(mention, partition).alerts).map(describeAlert);
+}
+
+function describeAlert(a: SpikeAlert): string {
+  return `${a.id} ${a.state} ${a.window_end} ${a.observed}`;
+}
+
+async function produce(run: Run, input: { partition: number; mention: Mention }[]): Promise<void> {
+  const producer = run.transport.producer();
+  for (let i = 0; i < input.length; i += 200) {
+    const batch = input.slice(i, i + 200);
+    for (const partition of [0, 1, 2]) {
+      const records = batch
+        .filter((m) => m.partition === partition)
+        .map(({ mention }) => ({
+          ...topicRecord(run.topics.mentions, 'Mention', mention.entity_id, mention),
+          partition,
+        }));
+      if (records.length > 0) await producer.send(run.topics.mentions, records);
+    }
+  }
+  await producer.disconnect();
+}
+
+async function drained(run: Run): Promise<void> {
+  await waitUntil(
+    () => committedToEnd(live.admin, run.group, run.topics.mentions),
+    60_000,
+    'the spike stage committed to the end of entity.mentions',
+  );
+}
+
+async function start(run: Run): Promise<SpikeStage> {
+  return startSpikeStage(run.transport, {
+    topics: run.topics,
+    groupId: run.group,
+    interactionsTopic: null,
+    detector: { now },
+  });
+}
+
+async function alertsOnTopic(run: Run): Promise<string[]> {
+  const entries = await readTopicRecords(run.transport, run.topics.spikes, 'SpikeAlert');
+  // Per entity (key → one partition) the topic keeps the order the detector decided in.
+  return entries.map((e) => e.value).map(describeAlert);
+}
+
+function byEntity(lines: string[]): Map<string, string[]> {
+  const grouped = new Map<string, string[]>();
+  for (const line of lines) {
+    const entity = line.split(':')[1]!;
+    grouped.set(entity, [...(grouped.get(entity) ?? []), line]);
+  }
+  return grouped;
+}
+
+describe('spike stage on real Kafka', () => {
+  it('sends exactly the alerts of the rule, once, across a restart and a rebalance between replicas', async () => {
+    const run = await freshRun('spikes');
+    const input = scenario();
+    const expected = expectedAlerts(input);
+    expect(expected.filter((line) => line.includes(' STARTED ')).length).toBeGreaterThanOrEqual(5);
+
+    const firstThird = input.filter(({ mention }) => mention.t < input[0]!.mention.t + 10 * 86_400_000);
+    const secondThird = input.filter(
+      ({ mention }) =>
+        mention.t >= input[0]!.mention.t + 10 * 86_400_000 && mention.t < input[0]!.mention.t + 20 * 86_400_000,
+    );
+    const lastThird = input.slice(firstThird.length + secondThird.length);
+
+    // One replica, then a restart that must rebuild its state from the changelog and entity.spikes.
+    await produce(run, firstThird);
+    // Poison on the input: dead-lettered, nothing else disturbed.
+    await run.transport.producer().send(run.topics.mentions, [{ key: 'e-alba', value: Buffer.from('junk') }]);
+    let a = await start(run);
+    await drained(run);
+    await a.stop();
+    a = await start(run);
+    expect(a.detector.size().entities).toBe(6);
+
+    // A second replica joins: the group rebalances and each takes over partitions from the other.
+    const b = await start(run);
+    await produce(run, secondThird);
+    await drained(run);
+
+    // The first leaves: the second owns everything, after catching up with what the first wrote.
+    await a.stop();
+    await produce(run, lastThird);
+    await drained(run);
+    await b.stop();
+
+    const actual = await alertsOnTopic(run);
+    const expectedByEntity = byEntity(expected);
+    const actualByEntity = byEntity(actual);
+    expect([...actualByEntity.keys()].sort()).toEqual([...expectedByEntity.keys()].sort());
+    for (const [entity, lines] of expectedByEntity) expect(actualByEntity.get(entity), entity).toEqual(lines);
+    expect(new Set(actual).size).toBe(actual.length);
+    await assertCommittedToEnd(live.admin, run.group, run.topics.mentions);
+
+    const deadLetters = await readRawTopic(run.transport, run.topics.deadLetters);
+    expect(deadLetters.map((d) => d.headers['dlq.error.code'])).toEqual(['unknown_schema']);
+    expect(deadLetters[0]!.value?.toString()).toBe('junk');
+
+    // The changelog holds one live snapshot per entity, and they restore to the same counts.
+    const state = await readTopicRecords(run.transport, run.topics.spikeState, 'EntitySpikeState');
+    const latest = new Map(state.map((entry) => [entry.key, entry.value]));
+    expect([...latest.keys()].sort()).toEqual(['e-alba', 'e-brook', 'e-cato', 'e-dara', 'e-eli', 'e-fenn']);
+    const reference = new SpikeDetector({ now });
+    for (const { partition, mention } of input) reference.offer(mention, partition);
+    for (const [entity, snapshot] of latest) {
+      expect(snapshot.days, entity!).toEqual(reference.snapshot(entity!)!.days);
+    }
+  });
+
+  it('counts a redelivered or replayed mention once', async () => {
+    const run = await freshRun('spikes-replay');
+    const mentions = [0, 1, 2, 3, 4, 5, 6].flatMap((d) => mentionsOn('e-gale', d, 1));
+    const burst = mentionsOn('e-gale', 7, 4);
+    const input = [...mentions, ...burst].map((mention) => ({ partition: 0, mention }));
+    await produce(run, input);
+    // The same burst again, as a replay upstream would send it.
+    await produce(
+      run,
+      burst.map((mention) => ({ partition: 0, mention })),
+    );
+    await produce(run, [{ partition: 0, mention: mentionOf('e-gale', 7, { hour: 22 }) }]);
+    const stage = await start(run);
+    await drained(run);
+    await stage.stop();
+    expect(stage.detector.snapshot('e-gale')!.days.at(-1)).toEqual({
+      bucket_start: burst[0]!.t - 8 * 3_600_000,
+      count: 5,
+    });
+    const alerts = await alertsOnTopic(run);
+    expect(alerts.filter((line) => line.includes(' STARTED '))).toHaveLength(1);
+  });
+});
