@@ -12,6 +12,8 @@ export const STAGE_ERROR_CODES = [
   'processor_rejected',
   // Elasticsearch refused a document for good (mapping conflict, malformed document).
   'es_document_rejected',
+  // A webhook endpoint refused an alert (4xx) or stayed unreachable through every retry.
+  'webhook_failed',
   // Transient: worth retrying with backoff.
   'es_unavailable',
   'kafka_unavailable',

@@ -13,14 +13,14 @@
  * JSON, or not an article or a batch; 401 no or a wrong bearer token (checked before the body is read); 413 a
  * body over `maxBodyBytes`; 415 not JSON; 503 the publisher failed.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { IntakeRejection, type ArticlePublisher, type IntakeRejectionReason } from './article-input.js';
 import { decodeUtf8 } from './decode-body.js';
 import { normalizeArticle, type NormalizeOptions } from './normalize-article.js';
 import { articleLineSchema, describeZodIssues, parseArticleLine } from './read-jsonl-articles.js';
 import type { Article } from '../../schemas/records.generated.js';
+import { BearerTokens } from '../../service/bearer-tokens.js';
 
 export const ARTICLES_ROUTE = '/v1/articles';
 export const MAX_ARTICLES_PER_REQUEST = 1000;
@@ -60,7 +60,7 @@ export function registerArticleEndpoint(app: FastifyInstance, options: ArticleEn
   if (options.tokens.length === 0 || options.tokens.some((t) => t.length === 0)) {
     throw new Error('the article endpoint needs at least one non-empty bearer token');
   }
-  const tokenHashes = options.tokens.map(sha256);
+  const tokens = new BearerTokens(options.tokens);
   const now = options.now ?? Date.now;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
@@ -80,7 +80,7 @@ export function registerArticleEndpoint(app: FastifyInstance, options: ArticleEn
     });
 
     scope.addHook('onRequest', async (request, reply) => {
-      if (!authorised(request, tokenHashes)) {
+      if (!tokens.accepts(request.headers.authorization)) {
         void reply.header('www-authenticate', 'Bearer');
         return sendError(reply, 401, 'unauthorized', 'a valid bearer token is required');
       }
@@ -132,23 +132,6 @@ function requestItems(body: unknown, raw: Buffer): { value: unknown; raw: Buffer
   const single = articleLineSchema.safeParse(body);
   if (!single.success) return `not an article or {"articles": [...]}: ${describeZodIssues(single.error)}`;
   return [{ value: body, raw }];
-}
-
-function authorised(request: FastifyRequest, tokenHashes: readonly Buffer[]): boolean {
-  const header = request.headers.authorization;
-  if (header === undefined) return false;
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  if (match === null) return false;
-  // Comparing fixed-length hashes in constant time, against every token, leaks neither a token's
-  // length nor which token matched.
-  const given = sha256(match[1]!);
-  let ok = false;
-  for (const expected of tokenHashes) ok = timingSafeEqual(given, expected) || ok;
-  return ok;
-}
-
-function sha256(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
 }
 
 function sendError(

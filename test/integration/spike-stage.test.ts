@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
 import { SpikeDetector } from '../../processors/detect-spikes.js';
@@ -6,6 +8,9 @@ import { createKafkaClient } from '../../streams/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka-transport.js';
 import { topicRecord } from '../../streams/record-codec.js';
 import { startSpikeStage, type SpikeStage } from '../../streams/stages/spike-stage.js';
+import { startWebhookStage } from '../../streams/stages/webhook-stage.js';
+import { followSpikes } from '../../streams/spike-feed.js';
+import { Secret } from '../../schemas/connection-config.js';
 import type { PipelineTopics } from '../../streams/stages/pipeline-topics.js';
 import type { Transport } from '../../streams/transport.js';
 import { freshTopic } from '../harness/fresh-names.js';
@@ -209,5 +214,72 @@ describe('spike stage on real Kafka', () => {
     });
     const alerts = await alertsOnTopic(run);
     expect(alerts.filter((line) => line.includes(' STARTED '))).toHaveLength(1);
+  });
+
+  it('lists the spikes from the topic and pushes them to webhooks, retried, signed, dead-lettered when refused', async () => {
+    const run = await freshRun('spikes-deliver');
+    const input = [0, 1, 2, 3, 4, 5, 6].flatMap((d) => mentionsOn('e-hale', d, 1));
+    const burst = mentionsOn('e-hale', 7, 5);
+    const after = [8, 9, 10, 11, 12].map((d) => mentionOf('e-idle', d, { hour: 3 }));
+    await produce(
+      run,
+      [...input, ...burst, ...after].map((mention) => ({ partition: 0, mention })),
+    );
+    const spikes = await start(run);
+    await drained(run);
+    await spikes.stop();
+
+    const feed = await followSpikes(run.transport, run.topics.spikes);
+    await feed.caughtUp;
+    await feed.stop();
+    const [episode] = feed.book.query({ entityId: 'e-hale' });
+    expect(episode).toMatchObject({ open: false, granularity: 'DAY' });
+    expect(episode!.states.map((s) => s.state)).toEqual(['STARTED', 'ONGOING', 'ONGOING', 'ENDED']);
+    expect(feed.targets.isTarget('e-hale', burst[0]!.t)).toBe(true);
+
+    // One endpoint fails twice then accepts; another refuses everything.
+    const received: { path: string; alertId: string }[] = [];
+    let failures = 2;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url === '/refuse') return void res.writeHead(403).end();
+        if (failures-- > 0) return void res.writeHead(503).end();
+        received.push({ path: req.url!, alertId: String(req.headers['x-neon-alert-id']) });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const group = freshTopic('webhooks.group');
+    const endpoint = (path: string, states: ('STARTED' | 'ENDED')[]) => ({
+      url: `${base}${path}`,
+      secret: new Secret('a-long-enough-secret'),
+      states,
+      granularities: ['DAY' as const],
+    });
+    const webhooks = await startWebhookStage(run.transport, {
+      topics: run.topics,
+      groupId: group,
+      endpoints: [endpoint('/ok', ['STARTED', 'ENDED']), endpoint('/refuse', ['ENDED'])],
+      retry: { attempts: 4, baseMs: 5, capMs: 50, timeoutMs: 2_000 },
+    });
+    try {
+      await waitUntil(() => committedToEnd(live.admin, group, run.topics.spikes), 60_000, 'webhooks committed');
+    } finally {
+      await webhooks.stop();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    // Every STARTED and ENDED on the topic (e-hale's episode, and e-idle's three days after none),
+    // once each, whatever order the concurrent deliveries and retries finished in.
+    const wanted = feed.book
+      .query()
+      .flatMap((e) => e.states.filter((s) => s.state !== 'ONGOING').map((s) => `${e.id}/${s.state}/${s.window_end}`));
+    expect(wanted).toHaveLength(3);
+    expect(received.map((r) => r.alertId).sort()).toEqual(wanted.sort());
+    const deadLetters = await readRawTopic(run.transport, run.topics.deadLetters);
+    // Only e-hale's episode ended, and /refuse only wants ENDED.
+    expect(deadLetters.map((d) => d.headers['dlq.error.code'])).toEqual(['webhook_failed']);
+    expect(deadLetters[0]!.headers['dlq.error.message']).toContain('HTTP 403 after 1 attempts');
   });
 });

@@ -1,0 +1,158 @@
+/**
+ * Spike alerts over HTTP:
+ * - `GET /v1/spikes?state=open|ended|all&entity=<id>&granularity=day|hour&since=<ISO>&limit=<n>` —
+ *   episodes, open ones first, each with its latest state and drill-down;
+ * - `GET /v1/spikes/:id` — one episode with every state it went through;
+ * - `GET /v1/spikes/stream` — server-sent events: one `spike` event per new alert state, with the
+ *   event id a client sends back as `Last-Event-ID` to resume without gaps (recent events are kept).
+ *
+ * When API keys are configured every route wants `Authorization: Bearer <key>`; the stream also takes
+ * `?access_token=<key>`, since a browser's EventSource cannot set headers.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import type { SpikeEpisode, SpikeEvent } from '../processors/spikes/spike-book.js';
+import type { SpikeAlert } from '../schemas/records.generated.js';
+import type { SpikeFeed } from '../streams/spike-feed.js';
+import type { BearerTokens } from './bearer-tokens.js';
+
+export interface SpikeRoutesOptions {
+  feed: SpikeFeed;
+  /** Absent or empty: no authentication (a local, loopback-only run). */
+  tokens?: BearerTokens;
+  /** Comment lines that keep idle connections (and proxies) from timing out. Default 15 s. */
+  heartbeatMs?: number;
+  /** A stream client that falls this far behind is disconnected rather than buffered for. Default 1 MiB. */
+  maxBufferedBytes?: number;
+}
+
+const MAX_LIMIT = 1000;
+
+const listQuery = z
+  .object({
+    state: z.enum(['open', 'ended', 'all']).default('all'),
+    entity: z.string().min(1).max(512).optional(),
+    granularity: z.enum(['day', 'hour']).optional(),
+    since: z.iso.datetime({ offset: true }).optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(100),
+  })
+  .strict();
+
+const iso = (t: number): string => new Date(t).toISOString();
+
+/** An alert as the API shows it: times as ISO 8601 strings. */
+export function alertJson(alert: SpikeAlert): Record<string, unknown> {
+  return {
+    ...alert,
+    window_start: iso(alert.window_start),
+    window_end: iso(alert.window_end),
+    detected_at: iso(alert.detected_at),
+    episode_start: alert.episode_start === null ? null : iso(alert.episode_start),
+    counts: alert.counts.map((c) => ({ bucket_start: iso(c.bucket_start), count: c.count })),
+    first_interactions: alert.first_interactions.map((i) => ({ ...i, t: iso(i.t) })),
+  };
+}
+
+export function episodeJson(episode: SpikeEpisode, withStates = false): Record<string, unknown> {
+  return {
+    id: episode.id,
+    entity_id: episode.entity_id,
+    entity_name: episode.entity_name,
+    granularity: episode.granularity,
+    open: episode.open,
+    started_at: iso(episode.started_at),
+    ended_at: episode.ended_at === null ? null : iso(episode.ended_at),
+    peak_observed: episode.peak_observed,
+    peak_score: Number.isFinite(episode.peak_score) ? episode.peak_score : null,
+    latest: alertJson(episode.latest),
+    ...(withStates
+      ? {
+          states: episode.states.map((s) => ({
+            ...s,
+            window_end: iso(s.window_end),
+            detected_at: iso(s.detected_at),
+          })),
+        }
+      : {}),
+  };
+}
+
+function sendError(reply: FastifyReply, status: number, error: string, message: string): FastifyReply {
+  return reply.code(status).type('application/json').send({ error, message });
+}
+
+export function registerSpikeRoutes(app: FastifyInstance, options: SpikeRoutesOptions): void {
+  const { feed } = options;
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
+  const guarded = options.tokens !== undefined && options.tokens.size > 0;
+
+  void app.register(async (scope) => {
+    scope.addHook('onRequest', async (request, reply) => {
+      if (!guarded) return undefined;
+      const query = request.query as Record<string, unknown> | undefined;
+      const fromQuery = request.url.startsWith('/v1/spikes/stream') ? query?.['access_token'] : undefined;
+      const header = typeof fromQuery === 'string' ? `Bearer ${fromQuery}` : request.headers.authorization;
+      if (options.tokens!.accepts(header)) return undefined;
+      void reply.header('www-authenticate', 'Bearer');
+      return sendError(reply, 401, 'unauthorized', 'a valid API key is required (Authorization: Bearer <key>)');
+    });
+
+    scope.get('/v1/spikes', async (request, reply) => {
+      const parsed = listQuery.safeParse(request.query);
+      if (!parsed.success) {
+        const message = parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ');
+        return sendError(reply, 400, 'invalid_query', message);
+      }
+      const q = parsed.data;
+      const episodes = feed.book.query({
+        state: q.state,
+        ...(q.entity === undefined ? {} : { entityId: q.entity }),
+        ...(q.granularity === undefined ? {} : { granularity: q.granularity === 'day' ? 'DAY' : 'HOUR' }),
+        ...(q.since === undefined ? {} : { since: Date.parse(q.since) }),
+        limit: q.limit,
+      });
+      return reply.send({ spikes: episodes.map((e) => episodeJson(e)) });
+    });
+
+    scope.get('/v1/spikes/stream', (request, reply) => {
+      const lastEventId = Number(request.headers['last-event-id'] ?? NaN);
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      let closed = false;
+      const close = (): void => {
+        if (closed) return;
+        closed = true;
+        unsubscribe();
+        clearInterval(heartbeat);
+        res.end();
+      };
+      const send = (event: SpikeEvent): void => {
+        if (closed) return;
+        res.write(`id: ${event.seq}\nevent: spike\ndata: ${JSON.stringify(alertJson(event.alert))}\n\n`);
+        // A client that does not read is cut off, not buffered for without bound.
+        if (res.writableLength > maxBuffered) close();
+      };
+      res.write(`retry: 3000\n: ${feed.book.size()} spike episodes known\n\n`);
+      if (Number.isInteger(lastEventId)) for (const event of feed.book.eventsAfter(lastEventId)) send(event);
+      const unsubscribe = feed.subscribe(send);
+      const heartbeat = setInterval(() => {
+        if (!closed) res.write(': keep-alive\n\n');
+      }, heartbeatMs);
+      request.raw.on('close', close);
+    });
+
+    scope.get('/v1/spikes/:id', async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const episode = feed.book.get(id);
+      if (!episode) return sendError(reply, 404, 'not_found', `no spike ${id}`);
+      return reply.send(episodeJson(episode, true));
+    });
+  });
+}

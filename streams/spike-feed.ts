@@ -1,0 +1,101 @@
+import { SpikeBook, type SpikeEvent } from '../processors/spikes/spike-book.js';
+import { SpikeTargets, type SpikeTargetOptions } from '../processors/spikes/spike-targets.js';
+import type { SpikeAlert } from '../schemas/records.generated.js';
+import { stageDecoder } from './record-codec.js';
+import type { StageLogger } from './run-stage.js';
+import { StageError } from './stage-error.js';
+import { tailTopic, type TopicTail } from './topic-tail.js';
+import type { Transport } from './transport.js';
+
+export interface SpikeFeed {
+  /** Current and past episodes. */
+  readonly book: SpikeBook;
+  /** Spiking entities as extraction targets. */
+  readonly targets: SpikeTargets;
+  /** Resolves once every alert on the topic at start has been read. */
+  readonly caughtUp: Promise<void>;
+  /** Called with every new alert state from now on (never with history); returns an unsubscribe. */
+  subscribe(listener: (event: SpikeEvent) => void): () => void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Follows `entity.spikes` from its beginning: the spike list of the API, the server-sent-events
+ * stream and the extraction targets all read it through here. Any number of processes can follow
+ * it; none commits anything. A record seen twice (a redelivered alert) is announced once.
+ */
+/** Book, targets and subscribers fed with alert states, from a topic or (in tests) by hand. */
+export class SpikeHub {
+  readonly book = new SpikeBook();
+  readonly targets: SpikeTargets;
+  private readonly listeners = new Set<(event: SpikeEvent) => void>();
+
+  constructor(targets: Partial<SpikeTargetOptions> = {}) {
+    this.targets = new SpikeTargets(targets);
+  }
+
+  apply(alert: SpikeAlert): void {
+    this.targets.apply(alert);
+    const event = this.book.apply(alert);
+    if (event === undefined) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // One failing subscriber (a closed socket) must not starve the others.
+      }
+    }
+  }
+
+  subscribe(listener: (event: SpikeEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+export async function followSpikes(
+  transport: Transport,
+  topic: string,
+  options: { log?: StageLogger; targets?: Partial<SpikeTargetOptions> } = {},
+): Promise<SpikeFeed> {
+  const hub = new SpikeHub(options.targets);
+  const decode = stageDecoder('SpikeAlert');
+  const tail: TopicTail = await tailTopic(
+    transport,
+    topic,
+    (record) => {
+      let alert: SpikeAlert;
+      try {
+        alert = decode(record);
+      } catch (error) {
+        options.log?.('warn', 'unreadable spike alert skipped', {
+          topic,
+          partition: record.partition,
+          offset: record.offset,
+          code: error instanceof StageError ? error.code : 'internal',
+        });
+        return;
+      }
+      hub.apply(alert);
+    },
+    { purpose: 'spike-feed' },
+  );
+  return {
+    book: hub.book,
+    targets: hub.targets,
+    caughtUp: tail.caughtUp,
+    subscribe: (listener) => hub.subscribe(listener),
+    stop: () => tail.stop(),
+  };
+}
+
+/** A feed over a hub filled by hand (embedded mode, tests). */
+export function hubFeed(hub: SpikeHub): SpikeFeed {
+  return {
+    book: hub.book,
+    targets: hub.targets,
+    caughtUp: Promise.resolve(),
+    subscribe: (listener) => hub.subscribe(listener),
+    stop: () => Promise.resolve(),
+  };
+}
