@@ -68,7 +68,12 @@ describe('SpikeBook', () => {
       if (i < 3) book.apply(alert(`e-${i}`, 'ENDED', 4 + i, { id: `s${i}`, episode_start: DAY0 + i * DAY_MS }));
     }
     expect(book.size()).toBe(3);
-    expect(book.query().map((e) => e.id).sort()).toEqual(['s2', 's3', 's4']);
+    expect(
+      book
+        .query()
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual(['s2', 's3', 's4']);
     expect(book.eventsAfter(0)).toHaveLength(2);
   });
 });

@@ -51,7 +51,7 @@ async function serve(hub: SpikeHub, tokens?: string[]): Promise<string> {
 
 /** Reads server-sent events from a live response until `count` events arrived. */
 async function readEvents(response: Response, count: number): Promise<{ id: string; data: SpikeAlert }[]> {
-  const reader = response.body!.getReader();
+  const reader = response.body!.getReader() as ReadableStreamDefaultReader<Uint8Array>;
   const decoder = new TextDecoder();
   let buffer = '';
   const events: { id: string; data: SpikeAlert }[] = [];
