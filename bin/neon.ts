@@ -10,6 +10,7 @@ import { reportFailure } from '../infra/cli-errors.js';
 import { registerIntakeCommand } from './commands/intake-command.js';
 import { registerPipelineCommand } from './commands/pipeline-command.js';
 import { registerReplayCommand } from './commands/replay-command.js';
+import { registerSpikesCommand } from './commands/spikes-command.js';
 
 const program = new Command()
   .name('neon')
@@ -21,6 +22,7 @@ registerStartCommand(program);
 registerReplayCommand(program);
 registerIntakeCommand(program);
 registerPipelineCommand(program);
+registerSpikesCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.exitCode = reportFailure(error);

@@ -8,23 +8,15 @@
  *   npx tsx eval/spike-report.ts [--top 25] [--rule-std 1] [--json]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { chunkArticle } from '../processors/chunk-article.js';
 import { SpikeDetector } from '../processors/detect-spikes.js';
-import { NearDuplicateFilter } from '../processors/drop-near-duplicates.js';
-import {
-  currentEventArticleInput,
-  loadWikipediaCurrentEvents,
-} from '../processors/intake/load-wikipedia-current-events.js';
-import { IntakeRejection } from '../processors/intake/article-input.js';
-import { normalizeArticle } from '../processors/intake/normalize-article.js';
-import { EntityRegistry } from '../processors/markup/entity-registry.js';
-import { markArticle } from '../processors/markup/mark-article.js';
 import { DEFAULT_DAY_RULE } from '../processors/spikes/spike-rule.js';
-import type { Article, SpikeAlert } from '../schemas/records.generated.js';
+import type { SpikeAlert } from '../schemas/records.generated.js';
+import {
+  CURRENT_EVENTS_DATASET as DATASET,
+  CURRENT_EVENTS_NOW,
+  currentEventsMentions,
+} from './current-events-mentions.js';
 import { devDataPath, missingDevDataMessage } from './dev-data.js';
-
-const DATASET = 'samples/wikipedia-current-events-2025q1';
 
 export interface SpikeEpisode {
   id: string;
@@ -50,46 +42,21 @@ function day(t: number): string {
 }
 
 function main(): void {
-  const base = devDataPath(DATASET);
-  if (base === undefined) {
+  if (devDataPath(DATASET) === undefined) {
     console.log(missingDevDataMessage(DATASET));
     return;
   }
   const top = arg('--top', 25);
   const std = arg('--rule-std', DEFAULT_DAY_RULE.stdMultiplier);
-  const items = loadWikipediaCurrentEvents(join(base, 'daily_markdown'));
-  // "now" after the last day, so no item is refused as coming from the future.
-  const now = Date.UTC(2025, 3, 2);
-  const articles = new Map<string, Article>();
-  const refused = new Map<string, number>();
-  for (const item of items) {
-    try {
-      const article = normalizeArticle(currentEventArticleInput(item), now);
-      articles.set(article.id, article);
-    } catch (error) {
-      // Intake's own rules apply (e.g. a one-line summary under 80 characters is `no_text`).
-      if (!(error instanceof IntakeRejection)) throw error;
-      refused.set(error.reason, (refused.get(error.reason) ?? 0) + 1);
-    }
-  }
-  const ordered = [...articles.values()].sort((a, b) => a.published_at - b.published_at);
-
-  const registry = new EntityRegistry();
-  const dedupe = new NearDuplicateFilter();
+  const started = performance.now();
+  const data = currentEventsMentions()!;
+  const { articles, refused, mentions: all } = data;
+  const ordered = [...articles.values()];
+  const now = CURRENT_EVENTS_NOW;
   const detector = new SpikeDetector({ day: { ...DEFAULT_DAY_RULE, stdMultiplier: std }, now: () => now });
   const alerts: SpikeAlert[] = [];
-  let mentions = 0;
-  const started = performance.now();
-  for (const article of ordered) {
-    for (const chunk of chunkArticle(markArticle(article, registry))) {
-      const decision = dedupe.offer(chunk);
-      if (decision.kind !== 'unique') continue;
-      for (const mention of decision.mentions) {
-        mentions += 1;
-        alerts.push(...detector.offer(mention, 0).alerts);
-      }
-    }
-  }
+  const mentions = all.length;
+  for (const mention of all) alerts.push(...detector.offer(mention, 0).alerts);
   const seconds = (performance.now() - started) / 1000;
 
   const episodes = new Map<string, SpikeEpisode>();
@@ -129,7 +96,7 @@ function main(): void {
 
   const result = {
     dataset: DATASET,
-    items: items.length,
+    items: data.items,
     articles: ordered.length,
     refused_by_intake: Object.fromEntries(refused),
     mentions,

@@ -3,32 +3,73 @@ import { createMetricsRegistry, stageMetrics } from '../../streams/metrics.js';
 import { startMetricsServer } from '../../streams/metrics-server.js';
 import { startArticlePipeline } from '../../streams/stages/article-pipeline.js';
 import { untilSignalled } from '../../streams/stop-on-signals.js';
+import { webhookEnvSchema } from '../../processors/spikes/deliver-webhook.js';
+import { spikeConfigFromEnv } from '../../processors/spikes/spike-config.js';
+import { apiKeysFrom, startApiServer } from '../../service/api-server.js';
+import { ConfigError } from '../../schemas/local-infra-config.js';
+import { followSpikes } from '../../streams/spike-feed.js';
+import { startSpikeStage } from '../../streams/stages/spike-stage.js';
+import { startWebhookStage } from '../../streams/stages/webhook-stage.js';
+import { TOPICS } from '../../streams/topics.js';
+import type { RunningStage } from '../../streams/run-stage.js';
 import { clusterTransport } from './cluster-transport.js';
 
 /**
- * `neon pipeline` — runs markup → chunk → dedupe on Kafka until SIGTERM / Ctrl-C, with their metrics
- * on /metrics. Each stage is its own consumer group, so more processes running this scale out.
+ * `neon pipeline` — runs markup → chunk → dedupe → spike detection on Kafka until SIGTERM / Ctrl-C,
+ * with webhooks when configured, the spike API (`/v1/spikes`, its event stream) and metrics on
+ * /metrics. Each stage is its own consumer group, so more processes running this scale out.
  */
 export function registerPipelineCommand(program: Command): void {
   program
     .command('pipeline')
-    .description('run the markup, chunk and dedupe stages on Kafka (KAFKA_BROKERS, or the local broker)')
+    .description('run the markup, chunk, dedupe and spike stages on Kafka (KAFKA_BROKERS, or the local broker)')
     .option('--metrics-port <port>', 'serve Prometheus metrics on this port (0: any free port)', '9464')
-    .action(async (flags: { metricsPort: string }) => {
+    .option('--api-port <port>', 'serve the spike API on this port (0: any free port)', '8080')
+    .action(async (flags: { metricsPort: string; apiPort: string }) => {
       const say = (line: string): void => void process.stdout.write(`${line}\n`);
+      const webhooks = webhookEnvSchema.safeParse(process.env);
+      if (!webhooks.success) {
+        throw new ConfigError(webhooks.error.issues.map((i) => `${String(i.path[0] ?? '')}: ${i.message}`));
+      }
+      const spikeConfig = spikeConfigFromEnv(process.env);
+      if (!spikeConfig.ok) throw new ConfigError(spikeConfig.problems);
       const { transport, brokers } = await clusterTransport('neon-pipeline');
       const registry = createMetricsRegistry({ defaultMetrics: true });
       const metrics = await startMetricsServer({ registry, port: Number(flags.metricsPort) });
-      const pipeline = await startArticlePipeline(transport, { metricsFor: (stage) => stageMetrics(registry, stage) });
-      say(`pipeline running on ${brokers.join(',')}: news.articles → markup → chunk → dedupe`);
-      say(`registry: ${pipeline.markup.registry.size} entities; metrics at ${metrics.url}/metrics; Ctrl-C to stop`);
+      const metricsFor = (stage: string) => stageMetrics(registry, stage);
+      const spikes = await startSpikeStage(transport, {
+        metrics: metricsFor('spikes'),
+        registry,
+        detector: spikeConfig.config,
+      });
+      const pipeline = await startArticlePipeline(transport, { metricsFor });
+      const stages: RunningStage[] = [spikes];
+      if (webhooks.data.length > 0) {
+        stages.push(await startWebhookStage(transport, { endpoints: webhooks.data, metrics: metricsFor('webhooks') }));
+      }
+      const feed = await followSpikes(transport, TOPICS.spikes);
+      const api = await startApiServer({
+        port: Number(flags.apiPort),
+        apiKeys: apiKeysFrom(process.env),
+        spikes: feed,
+      });
+      say(`pipeline running on ${brokers.join(',')}: news.articles → markup → chunk → dedupe → spikes`);
+      say(
+        `registry: ${pipeline.markup.registry.size} entities; spike state: ${spikes.detector.size().entities} entities`,
+      );
+      say(`spikes at ${api.url}/v1/spikes (live: ${api.url}/v1/spikes/stream); metrics at ${metrics.url}/metrics`);
+      if (webhooks.data.length > 0) say(`webhooks: ${webhooks.data.length} endpoint(s)`);
+      say('Ctrl-C to stop');
       await untilSignalled(
         async () => {
           await pipeline.stop();
+          for (const stage of stages) await stage.stop();
+          await api.close();
+          await feed.stop();
           await metrics.close();
           await transport.close();
         },
-        { what: 'pipeline', died: pipeline.done },
+        { what: 'pipeline', died: Promise.all([pipeline.done, ...stages.map((s) => s.done)]) },
       );
     });
 }

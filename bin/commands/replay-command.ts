@@ -4,12 +4,13 @@ import type { Command } from 'commander';
 import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
 import { loadRealtimeQaDocs } from '../../processors/intake/load-realtimeqa.js';
 import { loadWikinews } from '../../processors/intake/load-wikinews.js';
+import { loadWikipediaCurrentEventsReplay } from '../../processors/intake/load-wikipedia-current-events.js';
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
 import { UsageError } from '../../infra/cli-errors.js';
 import { clusterTransport } from './cluster-transport.js';
 
-const FORMATS = ['auto', 'jsonl', 'realtimeqa', 'wikinews'] as const;
+const FORMATS = ['auto', 'jsonl', 'realtimeqa', 'wikinews', 'wikipedia'] as const;
 type Format = (typeof FORMATS)[number];
 
 /** Picks the reader for a path: a RealTime QA folder, a Wikinews folder, or a JSONL file. */
@@ -18,12 +19,20 @@ export function detectFormat(path: string): Exclude<Format, 'auto'> {
   if (!statSync(path).isDirectory()) return 'jsonl';
   if (existsSync(join(path, 'docs'))) return 'realtimeqa';
   if (existsSync(join(path, 'wikinews_2019.csv')) || existsSync(join(path, 'wikinews_2020.csv'))) return 'wikinews';
-  throw new UsageError(`${path}: a folder, but neither a RealTime QA nor a Wikinews one; give --format`);
+  if (existsSync(join(path, 'daily_markdown'))) return 'wikipedia';
+  throw new UsageError(
+    `${path}: a folder, but not a RealTime QA, Wikinews or Wikipedia Current Events one; give --format`,
+  );
 }
 
 function itemsOf(format: Exclude<Format, 'auto'>, path: string): AsyncIterable<ReplayItem> {
   if (format === 'jsonl') return readJsonlArticles(path);
-  const load = format === 'realtimeqa' ? loadRealtimeQaDocs(path) : loadWikinews(path);
+  const load =
+    format === 'realtimeqa'
+      ? loadRealtimeQaDocs(path)
+      : format === 'wikinews'
+        ? loadWikinews(path)
+        : loadWikipediaCurrentEventsReplay(path);
   if (!load.ok) throw new UsageError(load.error);
   return load.items;
 }

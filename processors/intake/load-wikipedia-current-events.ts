@@ -13,7 +13,9 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { existsSync } from 'node:fs';
 import type { ArticleInput } from './article-input.js';
+import type { DatasetLoad, ReplayItem } from './replay-articles.js';
 
 export const WIKIPEDIA_CURRENT_EVENTS_SOURCE = 'en.wikipedia.org/wiki/Portal:Current_events';
 
@@ -89,6 +91,26 @@ export function parseCurrentEventsDay(markdown: string, fallbackDate: string): C
     items.push({ date, category, topic, text: parsed.text, links: parsed.links, citations: parsed.citations });
   }
   return items;
+}
+
+/**
+ * The sample folder (`daily_markdown/` inside it, or the daily files themselves) as replay items in
+ * date order: what `neon replay` publishes.
+ */
+export function loadWikipediaCurrentEventsReplay(path: string): DatasetLoad<{ items: number }> {
+  const dir = existsSync(join(path, 'daily_markdown')) ? join(path, 'daily_markdown') : path;
+  if (!existsSync(dir)) return { ok: false, error: `Current Events pages not found: ${dir} does not exist` };
+  const items = loadWikipediaCurrentEvents(dir);
+  if (items.length === 0)
+    return { ok: false, error: `Current Events pages not found: no YYYY-MM-DD-index.md in ${dir}` };
+  const replayItems: ReplayItem[] = items.map((item, i) => {
+    const input = currentEventArticleInput(item);
+    return { raw: Buffer.from(JSON.stringify(input), 'utf8'), input, origin: `${item.date}-index.md#${i}` };
+  });
+  async function* each(): AsyncGenerator<ReplayItem> {
+    yield* replayItems;
+  }
+  return { ok: true, items: each(), stats: { items: items.length } };
 }
 
 /** The record intake normalises: url = first citation, or a stable URL on the portal page. */

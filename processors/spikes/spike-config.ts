@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { SpikeDetectorOptions } from '../detect-spikes.js';
+import { DEFAULT_DAY_RULE, DEFAULT_HOUR_RULE, HOUR_MS, spikeRuleSchema, type SpikeRule } from './spike-rule.js';
+
+/**
+ * The detector's rules from the environment, each with the default of `spike-rule.ts`:
+ *
+ *   NEON_SPIKE_RULES=day,hour              which rules run
+ *   NEON_SPIKE_<DAY|HOUR>_STD              k in mean + k·std
+ *   NEON_SPIKE_<DAY|HOUR>_MIN              minimum chunks in the rolling window
+ *   NEON_SPIKE_<DAY|HOUR>_WINDOW           buckets in the rolling window (NEON: 3 days)
+ *   NEON_SPIKE_<DAY|HOUR>_BASELINE         trailing rolling sums in the baseline
+ *   NEON_SPIKE_<DAY|HOUR>_LATENESS_HOURS   how late (event time) a mention may still be counted
+ *
+ * Every problem is reported at once.
+ */
+const number = z.coerce.number().refine(Number.isFinite, 'must be a number');
+
+const envSchema = z.object({
+  NEON_SPIKE_RULES: z
+    .string()
+    .default('day,hour')
+    .transform((value) => value.split(',').map((r) => r.trim().toLowerCase()))
+    .pipe(z.array(z.enum(['day', 'hour'])).min(1, 'at least one of day, hour')),
+  NEON_SPIKE_DAY_STD: number.optional(),
+  NEON_SPIKE_DAY_MIN: number.optional(),
+  NEON_SPIKE_DAY_WINDOW: number.optional(),
+  NEON_SPIKE_DAY_BASELINE: number.optional(),
+  NEON_SPIKE_DAY_LATENESS_HOURS: number.optional(),
+  NEON_SPIKE_HOUR_STD: number.optional(),
+  NEON_SPIKE_HOUR_MIN: number.optional(),
+  NEON_SPIKE_HOUR_WINDOW: number.optional(),
+  NEON_SPIKE_HOUR_BASELINE: number.optional(),
+  NEON_SPIKE_HOUR_LATENESS_HOURS: number.optional(),
+});
+
+export type SpikeConfig = Pick<SpikeDetectorOptions, 'day' | 'hour'>;
+
+export function spikeConfigFromEnv(
+  env: Record<string, string | undefined>,
+): { ok: true; config: SpikeConfig } | { ok: false; problems: string[] } {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    return { ok: false, problems: parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`) };
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  const rule = (prefix: 'DAY' | 'HOUR', base: SpikeRule): SpikeRule | null => {
+    const get = (name: string): number | undefined =>
+      e[`NEON_SPIKE_${prefix}_${name}` as keyof typeof e] as number | undefined;
+    const lateness = get('LATENESS_HOURS');
+    const candidate = {
+      ...base,
+      ...(get('STD') === undefined ? {} : { stdMultiplier: get('STD') }),
+      ...(get('MIN') === undefined ? {} : { minObserved: get('MIN') }),
+      ...(get('WINDOW') === undefined ? {} : { rollingBuckets: get('WINDOW') }),
+      ...(get('BASELINE') === undefined ? {} : { baselineBuckets: get('BASELINE') }),
+      ...(lateness === undefined ? {} : { allowedLatenessMs: Math.round(lateness * HOUR_MS) }),
+    };
+    const checked = spikeRuleSchema.safeParse(candidate);
+    if (!checked.success) {
+      for (const issue of checked.error.issues)
+        problems.push(`NEON_SPIKE_${prefix} rule: ${issue.path.join('.')}: ${issue.message}`);
+      return null;
+    }
+    return checked.data;
+  };
+  const day = e.NEON_SPIKE_RULES.includes('day') ? rule('DAY', DEFAULT_DAY_RULE) : null;
+  const hour = e.NEON_SPIKE_RULES.includes('hour') ? rule('HOUR', DEFAULT_HOUR_RULE) : null;
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, config: { day, hour } };
+}
