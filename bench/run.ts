@@ -8,6 +8,7 @@ const BENCHMARKS: Record<string, { file: string; about: string }> = {
   passthrough: { file: './passthrough-throughput.ts', about: 'stage runtime vs bare kafkajs loop, Kafka → ES' },
   dedupe: { file: './dedupe.ts', about: 'MinHash-LSH vs exact pairwise trigram Jaccard at growing n (real text)' },
   stages: { file: './stage-throughput.ts', about: 'articles/s of intake, markup, chunk and dedupe on one core' },
+  spikes: { file: './spikes.ts', about: 'spike detector mentions/s, state per entity, and the stage on Kafka' },
 };
 
 function usage(): string {

@@ -37,6 +37,7 @@ import {
   DAY_MS,
   describeRule,
   evaluateRule,
+  rollingSum,
   type Granularity,
   type RuleVerdict,
   type SpikeRule,
@@ -105,6 +106,8 @@ interface EntityState {
   interactions: NotedInteraction[];
   episodes: Map<Granularity, SpikeEpisodeState>;
   lastMentionAt: number;
+  /** Event time after which the next prune is due: pruning every mention would cost O(state) each. */
+  pruneDueAt: number;
 }
 
 /** The last alert sent for one entity and granularity: whether an episode is open, and what was said. */
@@ -123,7 +126,12 @@ interface PartitionClock {
   latest: number;
   /** Earliest event time counted on the partition. */
   since: number;
+  /** Per granularity, the last closed bucket open episodes were judged on (absent: not yet, e.g. after a restore). */
+  judged?: Partial<Record<Granularity, number>>;
 }
+
+/** State is pruned at most this often per entity (event time); it may hold this much extra meanwhile. */
+const PRUNE_EVERY_MS = 15 * 60_000;
 
 const STATE_RANK: Readonly<Record<SpikeState, number>> = { STARTED: 0, ONGOING: 1, ENDED: 2 };
 
@@ -198,6 +206,8 @@ export class SpikeDetector {
     for (const [granularity, rule] of this.rules()) {
       if (this.isOpen(entity, granularity)) continue;
       const bucket = bucketStart(clock.latest, granularity);
+      // Most windows hold fewer chunks than any spike needs: skip the baseline for them.
+      if (rollingSum(entity.counts[granularity], bucket, rule, granularity) < rule.minObserved) continue;
       const verdict = evaluateRule(entity.counts[granularity], bucket, clock.since, rule, granularity);
       if (!verdict.spike) continue;
       const held = entity.episodes.get(granularity);
@@ -232,6 +242,7 @@ export class SpikeDetector {
       // What was sent is known from entity.spikes alone: a snapshot may run ahead of its alert.
       episodes: known?.episodes ?? new Map<Granularity, SpikeEpisodeState>(),
       lastMentionAt: snapshot.latest_event_at,
+      pruneDueAt: 0,
     };
     this.put(entity);
     const clock = this.clocks.get(snapshot.partition);
@@ -333,6 +344,7 @@ export class SpikeDetector {
       interactions: [],
       episodes: new Map(),
       lastMentionAt: 0,
+      pruneDueAt: 0,
     };
   }
 
@@ -402,11 +414,14 @@ export class SpikeDetector {
     entity.recentChunks.set(key, { t: mention.t, hourly: countedHour });
     entity.lastMentionAt = Math.max(entity.lastMentionAt, mention.t);
     if (!entity.recentArticles.some((a) => a.article_id === mention.article_id)) {
-      entity.recentArticles.push({ article_id: mention.article_id, url: mention.url, t: mention.t });
-      entity.recentArticles.sort((a, b) => b.t - a.t || a.article_id.localeCompare(b.article_id));
+      // Newest first; mentions mostly arrive in time order, so this is usually an insert at the front.
+      const at = entity.recentArticles.findIndex((a) => a.t < mention.t);
+      const article = { article_id: mention.article_id, url: mention.url, t: mention.t };
+      if (at < 0) entity.recentArticles.push(article);
+      else entity.recentArticles.splice(at, 0, article);
       entity.recentArticles.length = Math.min(entity.recentArticles.length, this.options.maxAlertArticles * 3);
     }
-    this.prune(entity, clock);
+    if (clock.latest >= entity.pruneDueAt) this.prune(entity, clock);
     return 'counted';
   }
 
@@ -433,6 +448,11 @@ export class SpikeDetector {
     for (const [granularity, rule] of this.rules()) {
       const size = BUCKET_MS[granularity];
       const lastClosed = bucketStart(t - rule.allowedLatenessMs, granularity) - size;
+      // Only when a bucket closed since the last judgement (or never judged since a restore).
+      clock.judged ??= {};
+      const judged = clock.judged[granularity];
+      if (judged !== undefined && lastClosed <= judged) continue;
+      clock.judged[granularity] = lastClosed;
       for (const id of ids) {
         const entity = this.entities.get(id);
         const episode = entity?.episodes.get(granularity);
@@ -484,6 +504,7 @@ export class SpikeDetector {
   }
 
   private prune(entity: EntityState, clock: PartitionClock): void {
+    entity.pruneDueAt = clock.latest + PRUNE_EVERY_MS;
     for (const [granularity, rule] of this.rules()) {
       const keepFrom =
         bucketStart(clock.latest, granularity) - (rule.baselineBuckets + rule.rollingBuckets) * BUCKET_MS[granularity];

@@ -116,17 +116,27 @@ export function baselineBefore(
   granularity: Granularity,
 ): Baseline {
   const size = BUCKET_MS[granularity];
+  const m = rule.rollingBuckets;
   const firstKnown = bucketStart(countingSince, granularity);
+  // One pass over the W + m − 1 buckets before `bucket`, oldest first, with a sliding window sum:
+  // O(W + m) map reads instead of O(W · m).
+  const span = rule.baselineBuckets + m - 1;
+  const oldest = Math.max(bucket - span * size, firstKnown);
   let n = 0;
   let sum = 0;
   let sumSquares = 0;
-  for (let j = 1; j <= rule.baselineBuckets; j++) {
-    const end = bucket - j * size;
-    if (end - (rule.rollingBuckets - 1) * size < firstKnown) break;
-    const value = rollingSum(counts, end, rule, granularity);
-    n += 1;
-    sum += value;
-    sumSquares += value * value;
+  let window = 0;
+  const recent: number[] = [];
+  for (let b = oldest; b < bucket; b += size) {
+    const count = counts.get(b) ?? 0;
+    recent.push(count);
+    window += count;
+    if (recent.length > m) window -= recent.shift()!;
+    if (recent.length === m) {
+      n += 1;
+      sum += window;
+      sumSquares += window * window;
+    }
   }
   if (n === 0) return { mean: 0, std: 0, buckets: 0 };
   const mean = sum / n;

@@ -35,29 +35,60 @@ interface SpikeWrite {
  * Alerts go out as decided. State goes out as it is **when written**, not as it was when decided:
  * snapshots of one entity can then never overwrite a newer one, whatever order retries finish in.
  * A snapshot may run ahead of an alert (the detector learns what was sent from entity.spikes alone),
- * so neither order of a crash loses or repeats an alert.
+ * so neither order of a crash loses or repeats an alert. Snapshots are gathered for `lingerMs` and
+ * each changed entity is encoded and sent once per round, however many mentions changed it: a busy
+ * entity costs one write per round, not one per mention.
  */
-function spikeWriter(detector: SpikeDetector, topics: { spikeState: string }, alerts: KafkaSink, state: KafkaSink) {
-  const snapshots = (item: SpikeWrite): TopicRecord[] => [
-    ...item.entityIds.flatMap((id) => {
+function spikeWriter(
+  detector: SpikeDetector,
+  topics: { spikeState: string },
+  alerts: KafkaSink,
+  state: KafkaSink,
+  lingerMs = 20,
+): Sink<SpikeWrite> {
+  let round = new Map<string, { resolve: () => void; reject: (e: unknown) => void }[]>();
+  let timer: NodeJS.Timeout | undefined;
+  const inFlight = new Set<Promise<void>>();
+  const flush = (): void => {
+    timer = undefined;
+    const due = round;
+    round = new Map();
+    for (const [id, waiters] of due) {
       const snapshot = detector.snapshot(id);
-      return snapshot ? [topicRecord(topics.spikeState, 'EntitySpikeState', id, snapshot)] : [];
-    }),
-    ...item.forgotten.map((id): TopicRecord => ({ topic: topics.spikeState, key: id, value: null })),
-  ];
-  const sink: Sink<SpikeWrite> = {
+      const record: TopicRecord = snapshot
+        ? topicRecord(topics.spikeState, 'EntitySpikeState', id, snapshot)
+        : // Forgotten since: the tombstone says so.
+          { topic: topics.spikeState, key: id, value: null };
+      const sending = state.write(record).then(
+        () => waiters.forEach((w) => w.resolve()),
+        (error: unknown) => waiters.forEach((w) => w.reject(error)),
+      );
+      inFlight.add(sending);
+      void sending.finally(() => inFlight.delete(sending));
+    }
+  };
+  const saved = (id: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const waiters = round.get(id) ?? [];
+      waiters.push({ resolve, reject });
+      round.set(id, waiters);
+      timer ??= setTimeout(flush, lingerMs);
+    });
+  return {
     name: 'kafka',
     write: async (item) => {
       await Promise.all([
         ...item.alerts.map((record) => alerts.write(record)),
-        ...snapshots(item).map((record) => state.write(record)),
+        ...[...item.entityIds, ...item.forgotten].map(saved),
       ]);
     },
     close: async () => {
+      if (timer) clearTimeout(timer);
+      flush();
+      await Promise.allSettled([...inFlight]);
       await Promise.all([alerts.close(), state.close()]);
     },
   };
-  return sink;
 }
 
 /**
