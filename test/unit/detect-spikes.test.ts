@@ -122,6 +122,23 @@ describe('SpikeDetector (day rule)', () => {
     expect(alert.urls).toEqual(alert.article_ids.map((id) => `https://news.example/${id}`));
   });
 
+  it('puts the first interactions extracted for the entity into its later alert states', () => {
+    const detector = dayOnly();
+    run(detector, steady('e-ida', 7));
+    const started = alertsOf(run(detector, mentionsOn('e-ida', 7, 4)));
+    expect(started[0]!.first_interactions).toEqual([]);
+    const t = DAY0 + 7 * DAY_MS + 9 * HOUR_MS;
+    detector.noteInteraction('e-ida', { id: 'int-2', t: t + 1, text: 'Ida meets Bo' });
+    detector.noteInteraction('e-ida', { id: 'int-1', t, text: 'Ida wins vote' });
+    detector.noteInteraction('e-ida', { id: 'int-1', t, text: 'Ida wins vote' });
+    detector.noteInteraction('e-unknown', { id: 'int-3', t, text: 'ignored' });
+    const updates = alertsOf(run(detector, [mentionOf('e-filler', 9, { hour: 1 })]));
+    expect(updates[0]!.first_interactions).toEqual([
+      { id: 'int-1', t, text: 'Ida wins vote' },
+      { id: 'int-2', t: t + 1, text: 'Ida meets Bo' },
+    ]);
+  });
+
   it('forgets an entity that went quiet for good, with a tombstone', () => {
     const detector = new SpikeDetector({ hour: null, now, forgetAfterMs: 10 * DAY_MS });
     detector.offer(mentionOf('e-ivy', 0), 0);
