@@ -1,0 +1,78 @@
+/**
+ * The documents of the two datastores, built from topic records plus their vector. Pure; the index
+ * stages bind them to Elasticsearch. Ids are the records' own deterministic ids, so a replay
+ * overwrites (idempotent on `_id`).
+ */
+import type { Chunk, Interaction } from '../schemas/records.generated.js';
+
+export function publishedDay(t: number): string {
+  return new Date(t).toISOString().slice(0, 10);
+}
+
+/** Elasticsearch takes plain arrays; rounding to float32 precision keeps the request small. */
+function plain(vector: Float32Array): number[] {
+  return Array.from(vector, (x) => Math.round(x * 1e7) / 1e7);
+}
+
+export function chunkDocument(chunk: Chunk, vector: Float32Array, model: string, now: number): Record<string, unknown> {
+  const own = chunk.provenance.find((p) => p.article_id === chunk.article_id) ?? chunk.provenance[0];
+  return {
+    id: chunk.id,
+    kind: 'chunk',
+    text: chunk.text,
+    marked_text: chunk.marked_text,
+    published_at: chunk.t,
+    published_day: publishedDay(chunk.t),
+    article_id: chunk.article_id,
+    chunk_index: chunk.index,
+    entity_ids: chunk.entity_ids,
+    entity_names: chunk.entities.map((e) => e.name),
+    article_ids: [...new Set(chunk.provenance.map((p) => p.article_id))],
+    // The chunk's own article first: the link a citation shows.
+    urls: [...new Set([own?.url, ...chunk.provenance.map((p) => p.url)].filter((u): u is string => !!u))],
+    sources: [...new Set(chunk.provenance.map((p) => p.source))],
+    provenance: chunk.provenance.map((p) => ({ ...p })),
+    embedding: plain(vector),
+    embedding_model: model,
+    indexed_at: now,
+  };
+}
+
+export function interactionDocument(
+  interaction: Interaction,
+  vector: Float32Array,
+  model: string,
+  now: number,
+): Record<string, unknown> {
+  return {
+    id: interaction.id,
+    kind: 'interaction',
+    text: interaction.text,
+    published_at: interaction.t,
+    published_day: publishedDay(interaction.t),
+    subject_id: interaction.subject_id,
+    subject_name: interaction.subject_name,
+    object_id: interaction.object_id,
+    object_name: interaction.object_name,
+    entity_ids: [interaction.subject_id, ...(interaction.object_id === null ? [] : [interaction.object_id])],
+    variant: interaction.variant,
+    chunk_ids: interaction.chunk_ids,
+    article_ids: interaction.article_ids,
+    urls: [],
+    sources: [],
+    model: interaction.model,
+    extracted_at: interaction.extracted_at,
+    embedding: plain(vector),
+    embedding_model: model,
+    indexed_at: now,
+  };
+}
+
+/**
+ * What is embedded for an interaction: its date written out and its text, the way NEON's datastore
+ * entries read ("(20230831, Doja Cat collaborates with …)") and the way reformulated queries
+ * mention their date.
+ */
+export function interactionEmbeddingText(interaction: Interaction): string {
+  return `${publishedDay(interaction.t)}: ${interaction.text}`;
+}

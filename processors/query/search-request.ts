@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/**
+ * A retrieval request, as the HTTP API, the CLI and the Kafka request topic all take it, with the
+ * bounds a public endpoint needs: bounded k, question length and windows, and dates that exist.
+ */
+export const STRATEGIES = ['temporal', 'generic', 'tempralm'] as const;
+export const CONSTRAINTS = ['none', 'before', 'after', 'around'] as const;
+export const STORES = ['interactions', 'chunks', 'both'] as const;
+
+export type Strategy = (typeof STRATEGIES)[number];
+export type TimeConstraint = (typeof CONSTRAINTS)[number];
+export type Store = (typeof STORES)[number];
+
+export const MAX_K = 100;
+export const MAX_QUERY_CHARS = 512;
+export const MAX_WINDOW_DAYS = 366;
+
+const instant = z.union([
+  z.iso.datetime({ offset: true }).transform((s) => Date.parse(s)),
+  z.iso.date().transform((s) => Date.parse(`${s}T23:59:59.999Z`)),
+]);
+
+export const searchRequestSchema = z
+  .object({
+    q: z.string().trim().min(1, 'must not be empty').max(MAX_QUERY_CHARS, `at most ${MAX_QUERY_CHARS} characters`),
+    /** Query time; a bare date means the end of that day (UTC). Default: now. */
+    date: instant.optional(),
+    k: z.coerce.number().int().min(1).max(MAX_K).default(10),
+    strategy: z.enum(STRATEGIES).default('temporal'),
+    store: z.enum(STORES).default('interactions'),
+    constraint: z.enum(CONSTRAINTS).default('none'),
+    /** Anchor of the constraint; default the query time. */
+    constraint_date: instant.optional(),
+    /** r of the temporal widening and the half-width of `around`. */
+    window_days: z.coerce.number().int().min(0).max(MAX_WINDOW_DAYS).default(7),
+    /** TempRALM's α (scale of the temporal score before normalisation). */
+    alpha: z.coerce.number().positive().max(1000).default(1),
+    /** Explicitly allow documents published after the query time (never the default). */
+    include_future: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(false),
+  })
+  .strict();
+
+export type SearchRequestInput = z.input<typeof searchRequestSchema>;
+
+export interface SearchRequest {
+  q: string;
+  tq: number;
+  k: number;
+  strategy: Strategy;
+  store: Store;
+  constraint: TimeConstraint;
+  constraintAt: number;
+  windowDays: number;
+  alpha: number;
+  includeFuture: boolean;
+}
+
+export type ParsedSearchRequest = { ok: true; request: SearchRequest } | { ok: false; problems: string[] };
+
+/** Validates a request (every problem listed), filling defaults; `now` is the default query time. */
+export function parseSearchRequest(input: unknown, now: number): ParsedSearchRequest {
+  const parsed = searchRequestSchema.safeParse(input);
+  if (!parsed.success) {
+    return { ok: false, problems: parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`) };
+  }
+  const p = parsed.data;
+  const tq = p.date ?? now;
+  return {
+    ok: true,
+    request: {
+      q: p.q,
+      tq,
+      k: p.k,
+      strategy: p.strategy,
+      store: p.store,
+      constraint: p.constraint,
+      constraintAt: p.constraint_date ?? tq,
+      windowDays: p.window_days,
+      alpha: p.alpha,
+      includeFuture: p.include_future,
+    },
+  };
+}

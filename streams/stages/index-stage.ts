@@ -1,0 +1,120 @@
+import type { Client } from '@elastic/elasticsearch';
+import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js';
+import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../../processors/index-documents.js';
+import type { Chunk, Interaction, RecordName, RecordTypes } from '../../schemas/records.generated.js';
+import { datastoreNames, monthlyIndex, type DatastoreKind } from '../../schemas/elasticsearch/datastore-templates.js';
+import { ElasticsearchBulkSink, type ElasticsearchBulkSinkOptions } from '../elasticsearch-bulk-sink.js';
+import { EmbeddingBatcher } from '../embedding-batcher.js';
+import { stageDecoder } from '../record-codec.js';
+import { startStage, stderrLogger, type RunningStage } from '../run-stage.js';
+import { StageError } from '../stage-error.js';
+import { TOPICS } from '../topics.js';
+import type { Transport } from '../transport.js';
+import type { StageBindingOptions } from './pipeline-topics.js';
+
+export interface IndexStageOptions extends Omit<StageBindingOptions, 'topics'> {
+  es: Client;
+  embedder: Embedder;
+  /** Input topic; default `news.chunks.unique` / `neon.interactions`. */
+  inputTopic?: string;
+  deadLetterTopic?: string;
+  /** Index prefix (`<prefix>-chunks-YYYY.MM`); default `neon`. */
+  prefix?: string;
+  bulk?: Partial<Omit<ElasticsearchBulkSinkOptions, 'client'>>;
+  now?: () => number;
+}
+
+interface IndexSpec<N extends RecordName> {
+  kind: DatastoreKind;
+  record: N;
+  defaultTopic: string;
+  id: (value: RecordTypes[N]) => string;
+  time: (value: RecordTypes[N]) => number;
+  text: (value: RecordTypes[N]) => string;
+  document: (value: RecordTypes[N], vector: Float32Array, model: string, now: number) => Record<string, unknown>;
+}
+
+/**
+ * A topic of records → embed → the datastore's monthly index (`_id` = the record's id).
+ * Delivery: at-least-once, idempotent on `_id`; an offset is committed only after Elasticsearch
+ * acknowledged the document (the bulk sink classifies every item). Dead letters: undecodable input,
+ * documents Elasticsearch refuses, text the embedder refuses. An unavailable embedder is retried.
+ */
+async function startIndexStage<N extends RecordName>(
+  transport: Transport,
+  spec: IndexSpec<N>,
+  options: IndexStageOptions,
+): Promise<RunningStage> {
+  const names = datastoreNames(spec.kind, options.prefix);
+  const batcher = new EmbeddingBatcher(options.embedder);
+  const now = options.now ?? Date.now;
+  const name = `index-${spec.kind}`;
+  const sink = new ElasticsearchBulkSink({ stage: name, ...options.bulk, client: options.es });
+  return startStage<RecordTypes[N]>(transport, {
+    name,
+    ...(options.groupId ? { groupId: options.groupId } : {}),
+    inputTopics: [options.inputTopic ?? spec.defaultTopic],
+    ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
+    decode: stageDecoder(spec.record),
+    process: async ({ value }) => {
+      let vector: Float32Array;
+      try {
+        vector = await batcher.embed(spec.text(value));
+      } catch (error) {
+        if (error instanceof EmbedderError && !error.retriable) {
+          throw new StageError('processor_rejected', `embedding refused: ${error.message}`, name);
+        }
+        throw new StageError('timeout', `embedder unavailable: ${String(error)}`, name, { cause: error });
+      }
+      return [
+        {
+          sink: 'es',
+          id: spec.id(value),
+          item: {
+            index: monthlyIndex(names, spec.time(value)),
+            id: spec.id(value),
+            document: spec.document(value, vector, options.embedder.model, now()),
+          },
+        },
+      ];
+    },
+    sinks: { es: sink },
+    ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    log: options.log ?? stderrLogger,
+  });
+}
+
+/** `news.chunks.unique` → `neon-chunks` (NewsRAG datastore). A duplicate's merged provenance overwrites. */
+export function startChunkIndexStage(transport: Transport, options: IndexStageOptions): Promise<RunningStage> {
+  return startIndexStage(
+    transport,
+    {
+      kind: 'chunks',
+      record: 'Chunk',
+      defaultTopic: TOPICS.uniqueChunks,
+      id: (chunk: Chunk) => chunk.id,
+      time: (chunk: Chunk) => chunk.t,
+      text: (chunk: Chunk) => chunk.text,
+      document: chunkDocument,
+    },
+    options,
+  );
+}
+
+/** `neon.interactions` → `neon-interactions` (NEON datastore). */
+export function startInteractionIndexStage(transport: Transport, options: IndexStageOptions): Promise<RunningStage> {
+  return startIndexStage(
+    transport,
+    {
+      kind: 'interactions',
+      record: 'Interaction',
+      defaultTopic: TOPICS.interactions,
+      id: (interaction: Interaction) => interaction.id,
+      time: (interaction: Interaction) => interaction.t,
+      text: interactionEmbeddingText,
+      document: interactionDocument,
+    },
+    options,
+  );
+}
