@@ -1,0 +1,192 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Embedder } from '../../processors/embed/embedder.js';
+import { chunkDocument, interactionDocument } from '../../processors/index-documents.js';
+import { DAY_MS } from '../../processors/query/rank-candidates.js';
+import { parseSearchRequest, type SearchRequestInput } from '../../processors/query/search-request.js';
+import { datastoreNames, monthlyIndex } from '../../schemas/elasticsearch/datastore-templates.js';
+import type { Chunk, Interaction } from '../../schemas/records.generated.js';
+import {
+  DatastoreMismatchError,
+  dropMonthsBefore,
+  ensureDatastores,
+  monthlyIndices,
+} from '../../streams/datastores.js';
+import { Retriever } from '../../service/retrieve.js';
+import { freshIndex } from '../harness/fresh-names.js';
+import { useLiveClients } from '../harness/live-clients.js';
+
+/**
+ * Each strategy's semantics, exactly, on a small dated corpus written for the test. Similarity is
+ * controlled: every document has a chosen cosine to the query vector, so the expected orders follow
+ * from the dates and those numbers alone.
+ */
+const live = useLiveClients();
+const TQ = Date.UTC(2023, 7, 31, 12);
+const HOUR = 3_600_000;
+const MODEL = 'fixed-test-vectors';
+
+/** A unit vector at the given cosine to the query vector [1, 0, 0, 0]. */
+function at(cos: number): Float32Array {
+  return Float32Array.from([cos, Math.sqrt(1 - cos * cos), 0, 0]);
+}
+
+/** Queries embed to [1, 0, 0, 0]; documents are indexed with their own vectors below. */
+const queryEmbedder: Embedder = {
+  model: MODEL,
+  dimensions: 4,
+  embed: (texts) => Promise.resolve(texts.map(() => Float32Array.from([1, 0, 0, 0]))),
+  close: () => Promise.resolve(),
+};
+
+const CORPUS: [id: string, t: number, cos: number][] = [
+  ['a', TQ - 3 * HOUR, 0.3],
+  ['b', TQ - 1 * HOUR, 0.7],
+  ['c', TQ - 1 * DAY_MS, 0.8],
+  ['d', TQ - 2 * DAY_MS, 0.9],
+  ['e', TQ + 1 * DAY_MS, 0.95], // the day after the question: never seen as of t_q
+  ['f', TQ - 7 * DAY_MS, 0.6],
+  ['g', TQ - 21 * DAY_MS, 0.85],
+];
+
+function interaction(id: string, t: number): Interaction {
+  return {
+    id,
+    t,
+    subject_id: 'e-doja-cat',
+    subject_name: 'Doja Cat',
+    object_id: 'e-p2j',
+    object_name: 'P2J',
+    text: `Doja Cat interaction ${id}`,
+    variant: 'M2',
+    chunk_ids: [`chunk-${id}`],
+    article_ids: [`art-${id}`],
+    model: 'test',
+    extracted_at: TQ,
+  };
+}
+
+function chunk(id: string, t: number): Chunk {
+  return {
+    id: `chunk-${id}`,
+    article_id: `art-${id}`,
+    index: 0,
+    text: `The chunk ${id} about Doja Cat.`,
+    marked_text: `The chunk ${id} about <e>Doja Cat</e>.`,
+    entity_ids: ['e-doja-cat'],
+    entities: [{ id: 'e-doja-cat', name: 'Doja Cat', type: 'PERSON' }],
+    t,
+    provenance: [
+      { article_id: `art-${id}`, url: `https://news.example/${id}`, source: 'news.example', published_at: t },
+    ],
+  };
+}
+
+const prefix = freshIndex('neonq');
+let retriever: Retriever;
+
+beforeAll(async () => {
+  await ensureDatastores(live.es, { model: MODEL, dimensions: 4 }, { prefix });
+  const interactions = datastoreNames('interactions', prefix);
+  const chunks = datastoreNames('chunks', prefix);
+  const operations = CORPUS.flatMap(([id, t, cos]) => [
+    { index: { _index: monthlyIndex(interactions, t), _id: id } },
+    interactionDocument(interaction(id, t), at(cos), MODEL, TQ),
+    { index: { _index: monthlyIndex(chunks, t), _id: `chunk-${id}` } },
+    chunkDocument(chunk(id, t), at(cos - 0.1), MODEL, TQ),
+  ]);
+  const response = await live.es.bulk({ operations, refresh: true });
+  expect(response.errors).toBe(false);
+  retriever = new Retriever({ es: live.es, embedder: queryEmbedder, prefix });
+});
+
+afterAll(async () => {
+  for (const kind of ['interactions', 'chunks'] as const) {
+    for (const index of await monthlyIndices(live.es, kind, prefix)) await live.es.indices.delete({ index });
+    await live.es.indices.deleteIndexTemplate({ name: datastoreNames(kind, prefix).template }, { ignore: [404] });
+  }
+});
+
+async function ids(input: Partial<SearchRequestInput>): Promise<string[]> {
+  const parsed = parseSearchRequest({ q: 'doja cat news', date: new Date(TQ).toISOString(), ...input }, 0);
+  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+  return (await retriever.search(parsed.request)).items.map((item) => item.id);
+}
+
+describe('retrieval strategies on real Elasticsearch', () => {
+  it('temporal: the exact day first, widened ring by ring to ±r days until k are found', async () => {
+    expect(await ids({ strategy: 'temporal', k: 2 })).toEqual(['b', 'a']);
+    expect(await ids({ strategy: 'temporal', k: 4 })).toEqual(['b', 'a', 'c', 'd']);
+    expect(await ids({ strategy: 'temporal', k: 6, window_days: 7 })).toEqual(['b', 'a', 'c', 'd', 'f']);
+    // r = 1: only the day before can fill in; the day after is the future.
+    expect(await ids({ strategy: 'temporal', k: 4, window_days: 1 })).toEqual(['b', 'a', 'c']);
+    expect(await ids({ strategy: 'temporal', k: 4, window_days: 0 })).toEqual(['b', 'a']);
+  });
+
+  it('generic: by similarity of q′ alone, still as of t_q', async () => {
+    expect(await ids({ strategy: 'generic', k: 3 })).toEqual(['d', 'g', 'c']);
+  });
+
+  it('tempralm: recent and similar first, nothing from after t_q', async () => {
+    const result = await ids({ strategy: 'tempralm', k: 7 });
+    expect(result[0]).toBe('b');
+    expect(result).toHaveLength(6);
+    expect(result).not.toContain('e');
+  });
+
+  it('never leaks the future unless asked, for every strategy and store', async () => {
+    for (const strategy of ['temporal', 'generic', 'tempralm'] as const) {
+      for (const store of ['interactions', 'chunks', 'both'] as const) {
+        const found = await ids({ strategy, store, k: 20, window_days: 30 });
+        expect(found, `${strategy}/${store}`).not.toContain('e');
+        expect(found, `${strategy}/${store}`).not.toContain('chunk-e');
+      }
+    }
+    expect(await ids({ strategy: 'generic', k: 2, include_future: true })).toEqual(['e', 'd']);
+  });
+
+  it('META constraints: before, after and around an anchor', async () => {
+    const anchor = new Date(TQ - 1.5 * DAY_MS).toISOString();
+    expect(await ids({ strategy: 'generic', k: 10, constraint: 'before', constraint_date: anchor })).toEqual([
+      'd',
+      'g',
+      'f',
+    ]);
+    expect(await ids({ strategy: 'generic', k: 10, constraint: 'after', constraint_date: anchor })).toEqual([
+      'c',
+      'b',
+      'a',
+    ]);
+    const weekBefore = new Date(TQ - 7 * DAY_MS).toISOString();
+    expect(
+      await ids({ strategy: 'generic', k: 10, constraint: 'around', constraint_date: weekBefore, window_days: 1 }),
+    ).toEqual(['f']);
+  });
+
+  it('chunks and both stores, with interactions cited by their chunk’s article URL', async () => {
+    expect(await ids({ strategy: 'generic', store: 'chunks', k: 2 })).toEqual(['chunk-d', 'chunk-g']);
+    expect(await ids({ strategy: 'generic', store: 'both', k: 2 })).toEqual(['d', 'g']);
+    const parsed = parseSearchRequest({ q: 'doja', date: new Date(TQ).toISOString(), k: 1, strategy: 'temporal' }, 0);
+    const [top] = (await retriever.search(parsed.ok ? parsed.request : (undefined as never))).items;
+    expect(top).toMatchObject({
+      id: 'b',
+      kind: 'interaction',
+      url: 'https://news.example/b',
+      published_at: new Date(TQ - HOUR).toISOString(),
+      subject: { id: 'e-doja-cat', name: 'Doja Cat' },
+      object: { id: 'e-p2j', name: 'P2J' },
+      day_distance: 0,
+    });
+  });
+
+  it('keeps one embedding model per datastore, and drops whole old months for retention', async () => {
+    await expect(ensureDatastores(live.es, { model: 'another-model', dimensions: 8 }, { prefix })).rejects.toThrow(
+      DatastoreMismatchError,
+    );
+    // Months before August 2023 go: the 2023.08 and 2023.09 indices stay.
+    const dropped = await dropMonthsBefore(live.es, 'interactions', Date.UTC(2023, 7, 1), prefix);
+    expect(dropped).toEqual([]);
+    const gone = await dropMonthsBefore(live.es, 'interactions', Date.UTC(2023, 8, 1), prefix);
+    expect(gone).toEqual([`${prefix}-interactions-2023.08`]);
+    expect(await monthlyIndices(live.es, 'interactions', prefix)).toEqual([`${prefix}-interactions-2023.09`]);
+  });
+});
