@@ -1,6 +1,10 @@
 import Fastify from 'fastify';
+import type { ChatModel } from '../processors/extract/chat-model.js';
 import type { SpikeFeed } from '../streams/spike-feed.js';
 import { BearerTokens } from './bearer-tokens.js';
+import { registerQueryRoutes } from './query-routes.js';
+import { RateLimiter } from './rate-limiter.js';
+import type { Retriever } from './retrieve.js';
 import { registerSpikeRoutes } from './spike-routes.js';
 
 export interface ApiServerOptions {
@@ -9,7 +13,12 @@ export interface ApiServerOptions {
   host?: string;
   /** `NEON_API_KEYS`, comma-separated; none: no authentication. */
   apiKeys?: readonly string[];
-  spikes: SpikeFeed;
+  /** Requests a minute per key (or address), with bursts of a sixth of that. Default 600. */
+  ratePerMinute?: number;
+  spikes?: SpikeFeed;
+  /** The query routes (`/v1/search`, `/v1/ask`, timelines) when the datastores are there. */
+  retriever?: Retriever;
+  chat?: ChatModel;
 }
 
 export interface ApiServer {
@@ -26,10 +35,21 @@ export function apiKeysFrom(env: NodeJS.ProcessEnv): string[] {
     .filter((key) => key !== '');
 }
 
-/** The product's HTTP API on one port: today the spike routes (`/v1/spikes`, its SSE stream). */
+/** The product's HTTP API on one port: spike alerts and the query service. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
-  const app = Fastify({ logger: false });
-  registerSpikeRoutes(app, { feed: options.spikes, tokens: new BearerTokens(options.apiKeys ?? []) });
+  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+  const tokens = new BearerTokens(options.apiKeys ?? []);
+  const perMinute = options.ratePerMinute ?? 600;
+  const limiter = new RateLimiter(perMinute, Math.max(1, Math.ceil(perMinute / 6)));
+  if (options.spikes) registerSpikeRoutes(app, { feed: options.spikes, tokens, limiter });
+  if (options.retriever) {
+    registerQueryRoutes(app, {
+      retriever: options.retriever,
+      tokens,
+      limiter,
+      ...(options.chat ? { chat: options.chat } : {}),
+    });
+  }
   app.get('/healthz', async () => ({ ok: true }));
   const url = await app.listen({ port: options.port, host: options.host ?? '127.0.0.1' });
   return { url: url.replace(/\/$/, ''), close: () => app.close() };

@@ -188,6 +188,45 @@ export class Retriever {
     };
   }
 
+  /**
+   * An entity's interactions (as subject or object) published as of `tq`, newest first — the
+   * entity timeline. `before` pages further back.
+   */
+  async timeline(
+    entityId: string,
+    tq: number,
+    limit: number,
+    before?: number,
+  ): Promise<{ items: RetrievedItem[]; timings_ms: Record<string, number> }> {
+    const started = performance.now();
+    const upTo = before === undefined ? tq : Math.min(tq, before - 1);
+    const response = await this.options.es.search<Source>(
+      {
+        index: datastoreNames('interactions', this.options.prefix).alias,
+        query: {
+          bool: { filter: [{ term: { entity_ids: entityId } }, { range: { published_at: { lte: upTo } } }] },
+        },
+        sort: [{ published_at: 'desc' }, { id: 'asc' }],
+        size: limit,
+        _source: SOURCE_FIELDS,
+        ignore_unavailable: true,
+        allow_no_indices: true,
+        timeout: `${this.timeoutMs}ms`,
+      },
+      { requestTimeout: this.timeoutMs },
+    );
+    const hits: Hit[] = response.hits.hits.flatMap((hit) =>
+      hit._source
+        ? [{ id: hit._source.id, score: 1, published_at: toMillis(hit._source.published_at), source: hit._source }]
+        : [],
+    );
+    const urls = await this.chunkUrls(hits.map((h) => h.source));
+    return {
+      items: hits.map((candidate) => this.item({ candidate, score: 1, semantic: 1 }, urls)),
+      timings_ms: { retrieve: Math.round((performance.now() - started) * 100) / 100 },
+    };
+  }
+
   private async knn(
     index: string,
     vector: number[],

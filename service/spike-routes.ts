@@ -9,17 +9,15 @@
  * When API keys are configured every route wants `Authorization: Bearer <key>`; the stream also takes
  * `?access_token=<key>`, since a browser's EventSource cannot set headers.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SpikeEpisode, SpikeEvent } from '../processors/spikes/spike-book.js';
 import type { SpikeAlert } from '../schemas/records.generated.js';
 import type { SpikeFeed } from '../streams/spike-feed.js';
-import type { BearerTokens } from './bearer-tokens.js';
+import { guardScope, sendApiError as sendError, type ApiAccess } from './api-access.js';
 
-export interface SpikeRoutesOptions {
+export interface SpikeRoutesOptions extends ApiAccess {
   feed: SpikeFeed;
-  /** Absent or empty: no authentication (a local, loopback-only run). */
-  tokens?: BearerTokens;
   /** Comment lines that keep idle connections (and proxies) from timing out. Default 15 s. */
   heartbeatMs?: number;
   /** A stream client that falls this far behind is disconnected rather than buffered for. Default 1 MiB. */
@@ -77,26 +75,13 @@ export function episodeJson(episode: SpikeEpisode, withStates = false): Record<s
   };
 }
 
-function sendError(reply: FastifyReply, status: number, error: string, message: string): FastifyReply {
-  return reply.code(status).type('application/json').send({ error, message });
-}
-
 export function registerSpikeRoutes(app: FastifyInstance, options: SpikeRoutesOptions): void {
   const { feed } = options;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
-  const guarded = options.tokens !== undefined && options.tokens.size > 0;
 
   void app.register(async (scope) => {
-    scope.addHook('onRequest', async (request, reply) => {
-      if (!guarded) return undefined;
-      const query = request.query as Record<string, unknown> | undefined;
-      const fromQuery = request.url.startsWith('/v1/spikes/stream') ? query?.['access_token'] : undefined;
-      const header = typeof fromQuery === 'string' ? `Bearer ${fromQuery}` : request.headers.authorization;
-      if (options.tokens!.accepts(header)) return undefined;
-      void reply.header('www-authenticate', 'Bearer');
-      return sendError(reply, 401, 'unauthorized', 'a valid API key is required (Authorization: Bearer <key>)');
-    });
+    guardScope(scope, options, ['/v1/spikes/stream']);
 
     scope.get('/v1/spikes', async (request, reply) => {
       const parsed = listQuery.safeParse(request.query);

@@ -12,6 +12,8 @@ import {
   monthlyIndices,
 } from '../../streams/datastores.js';
 import { Retriever } from '../../service/retrieve.js';
+import { startApiServer, type ApiServer } from '../../service/api-server.js';
+import { ChatModelError, type ChatModel } from '../../processors/extract/chat-model.js';
 import { freshIndex } from '../harness/fresh-names.js';
 import { useLiveClients } from '../harness/live-clients.js';
 
@@ -111,6 +113,152 @@ async function ids(input: Partial<SearchRequestInput>): Promise<string[]> {
   if (!parsed.ok) throw new Error(parsed.problems.join('; '));
   return (await retriever.search(parsed.request)).items.map((item) => item.id);
 }
+
+describe('query API on real Elasticsearch', () => {
+  let api: ApiServer | undefined;
+  afterAll(async () => api?.close());
+
+  async function serve(options: { keys?: string[]; ratePerMinute?: number; chat?: ChatModel } = {}): Promise<string> {
+    await api?.close();
+    api = await startApiServer({
+      port: 0,
+      retriever,
+      ...(options.keys ? { apiKeys: options.keys } : {}),
+      ...(options.ratePerMinute ? { ratePerMinute: options.ratePerMinute } : {}),
+      ...(options.chat ? { chat: options.chat } : {}),
+    });
+    return api.url;
+  }
+
+  const date = new Date(TQ).toISOString();
+
+  it('answers extractively without an LLM: dated lines grouped by day, citations to items with URLs', async () => {
+    const base = await serve();
+    const response = await fetch(`${base}/v1/ask?q=doja+cat+news&date=${date}&k=3&strategy=temporal`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as {
+      answer: string;
+      citations: { n: number; id: string; url: string }[];
+      items: { id: string }[];
+      model: string | null;
+      reformulated: string;
+      timings_ms: Record<string, number>;
+    };
+    expect(body.model).toBeNull();
+    expect(body.reformulated).toBe('doja cat news, August 31, 2023');
+    expect(body.items.map((i) => i.id)).toEqual(['b', 'a', 'c']);
+    expect(body.answer).toBe(
+      [
+        'As of August 31, 2023:',
+        'August 31, 2023: Doja Cat interaction b [1]; Doja Cat interaction a [2].',
+        'August 30, 2023: Doja Cat interaction c [3].',
+      ].join('\n'),
+    );
+    expect(body.citations.map((c) => [c.n, c.id, c.url])).toEqual([
+      [1, 'b', 'https://news.example/b'],
+      [2, 'a', 'https://news.example/a'],
+      [3, 'c', 'https://news.example/c'],
+    ]);
+    expect(Object.keys(body.timings_ms)).toEqual(expect.arrayContaining(['embed', 'retrieve', 'rerank', 'answer']));
+  });
+
+  it('answers with an LLM grounded in the items, keeping only citations that name an item', async () => {
+    const prompts: string[] = [];
+    const chat: ChatModel = {
+      model: 'test-llm',
+      complete: (request) => {
+        prompts.push(request.messages.map((m) => m.content).join('\n'));
+        return Promise.resolve({
+          text: 'Doja Cat did b [1] after c [3]; see also [9].',
+          model: 'test-llm',
+          promptTokens: 1,
+          completionTokens: 1,
+          cached: false,
+        });
+      },
+      close: () => Promise.resolve(),
+    };
+    const base = await serve({ chat });
+    const body = (await (await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3`)).json()) as {
+      answer: string;
+      citations: { n: number; id: string }[];
+      model: string;
+    };
+    expect(body.model).toBe('test-llm');
+    expect(body.answer).toBe('Doja Cat did b [1] after c [3]; see also .');
+    expect(body.citations.map((c) => [c.n, c.id])).toEqual([
+      [1, 'b'],
+      [3, 'c'],
+    ]);
+    expect(prompts[0]).toContain('[1] (August 31, 2023) Doja Cat interaction b');
+    expect(prompts[0]).not.toContain('interaction e');
+
+    // The LLM failing (budget spent) still gets an answer: the extractive one, saying why.
+    const failing: ChatModel = {
+      ...chat,
+      complete: () => Promise.reject(new ChatModelError('llm_budget_exhausted', 'budget spent', true)),
+    };
+    const fallback = (await (
+      await fetch(`${await serve({ chat: failing })}/v1/ask?q=doja&date=${date}&k=2`)
+    ).json()) as {
+      model: null;
+      fallback: string;
+      citations: unknown[];
+    };
+    expect(fallback).toMatchObject({ model: null, fallback: 'llm_budget_exhausted' });
+    expect(fallback.citations).toHaveLength(2);
+  });
+
+  it('serves retrieval, timelines and its OpenAPI description', async () => {
+    const base = await serve();
+    const search = (await (
+      await fetch(`${base}/v1/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ q: 'doja', date, k: 2, strategy: 'generic', store: 'chunks' }),
+      })
+    ).json()) as { items: { id: string; kind: string }[] };
+    expect(search.items.map((i) => [i.id, i.kind])).toEqual([
+      ['chunk-d', 'chunk'],
+      ['chunk-g', 'chunk'],
+    ]);
+    const timeline = (await (await fetch(`${base}/v1/entities/e-p2j/timeline?date=${date}&limit=3`)).json()) as {
+      items: { id: string }[];
+    };
+    expect(timeline.items.map((i) => i.id)).toEqual(['b', 'a', 'c']);
+    const older = (await (
+      await fetch(
+        `${base}/v1/entities/e-p2j/timeline?date=${date}&limit=10&before=${new Date(TQ - DAY_MS).toISOString()}`,
+      )
+    ).json()) as { items: { id: string }[] };
+    expect(older.items.map((i) => i.id)).toEqual(['d', 'f', 'g']);
+    const spec = (await (await fetch(`${base}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(spec.paths)).toEqual(
+      expect.arrayContaining(['/v1/search', '/v1/ask', '/v1/entities/{id}/timeline', '/v1/spikes']),
+    );
+  });
+
+  it('refuses bad requests with every problem, wants a key when keys are set, and rate-limits per key', async () => {
+    let base = await serve();
+    const bad = await fetch(`${base}/v1/search?q=&k=1000&strategy=psychic&date=yesterday`);
+    expect(bad.status).toBe(400);
+    const problems = ((await bad.json()) as { problems: string[] }).problems.map((p) => p.split(':')[0]);
+    expect(problems).toEqual(expect.arrayContaining(['q', 'k', 'strategy', 'date']));
+    expect((await fetch(`${base}/v1/search?q=${'x'.repeat(600)}`)).status).toBe(400);
+    expect((await fetch(`${base}/v1/entities/e-p2j/timeline?limit=0`)).status).toBe(400);
+
+    base = await serve({ keys: ['key-one', 'key-two'], ratePerMinute: 6 });
+    expect((await fetch(`${base}/v1/search?q=doja`)).status).toBe(401);
+    const asKey = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+    expect((await fetch(`${base}/v1/search?q=doja`, asKey('key-three'))).status).toBe(401);
+    // A burst of 1 (6 a minute): the second call of one key is limited, another key is not.
+    expect((await fetch(`${base}/v1/search?q=doja&date=${date}`, asKey('key-one'))).status).toBe(200);
+    const limited = await fetch(`${base}/v1/search?q=doja&date=${date}`, asKey('key-one'));
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await fetch(`${base}/v1/search?q=doja&date=${date}`, asKey('key-two'))).status).toBe(200);
+  });
+});
 
 describe('retrieval strategies on real Elasticsearch', () => {
   it('temporal: the exact day first, widened ring by ring to ±r days until k are found', async () => {

@@ -1,0 +1,52 @@
+import { ChatModelError, type ChatModel } from '../processors/extract/chat-model.js';
+import { answerPrompt, citedAnswer, extractiveAnswer, type Citation } from '../processors/query/compose-answer.js';
+import type { SearchRequest } from '../processors/query/search-request.js';
+import type { RetrievalResult, Retriever } from './retrieve.js';
+
+export interface AnswerResult extends RetrievalResult {
+  answer: string;
+  citations: Citation[];
+  /** The model that wrote the answer; null for the extractive answer. */
+  model: string | null;
+  /** Why an LLM answer was not given although a model is configured (it failed), if so. */
+  fallback?: string;
+}
+
+/** How many retrieved items go into the LLM prompt (the rest are returned, not sent). */
+const PROMPT_ITEMS = 10;
+
+/**
+ * NEON §2.3: retrieve, then answer with citations — with the configured LLM, or extractively without
+ * one. If the LLM fails (budget spent, endpoint down) the extractive answer is given instead and
+ * `fallback` says why: a question is never left without an answer because a paid service is away.
+ */
+export async function answerQuestion(
+  retriever: Retriever,
+  request: SearchRequest,
+  chat?: ChatModel,
+): Promise<AnswerResult> {
+  const retrieval = await retriever.search(request);
+  const started = performance.now();
+  const items = retrieval.items;
+  const finish = (answer: Omit<AnswerResult, keyof RetrievalResult>): AnswerResult => ({
+    ...retrieval,
+    ...answer,
+    timings_ms: { ...retrieval.timings_ms, answer: Math.round((performance.now() - started) * 100) / 100 },
+  });
+  if (chat === undefined || items.length === 0) {
+    return finish({ ...extractiveAnswer(request.q, request.tq, items), model: null });
+  }
+  const used = items.slice(0, PROMPT_ITEMS);
+  try {
+    const completion = await chat.complete({
+      messages: answerPrompt(request.q, request.tq, used),
+      maxTokens: 400,
+      temperature: 0,
+      purpose: 'answer',
+    });
+    return finish({ ...citedAnswer(completion.text, used), model: completion.model });
+  } catch (error) {
+    if (!(error instanceof ChatModelError)) throw error;
+    return finish({ ...extractiveAnswer(request.q, request.tq, items), model: null, fallback: error.code });
+  }
+}

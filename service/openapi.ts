@@ -1,0 +1,181 @@
+import {
+  CONSTRAINTS,
+  MAX_K,
+  MAX_QUERY_CHARS,
+  MAX_WINDOW_DAYS,
+  STORES,
+  STRATEGIES,
+} from '../processors/query/search-request.js';
+
+/** The OpenAPI 3.1 description of the HTTP API, served at `/v1/openapi.json`. */
+export function openApiDocument(): Record<string, unknown> {
+  const searchParameters = [
+    { name: 'q', in: 'query', required: true, schema: { type: 'string', minLength: 1, maxLength: MAX_QUERY_CHARS } },
+    {
+      name: 'date',
+      in: 'query',
+      description: 'Query time t_q (ISO 8601; a bare date means the end of that day, UTC). Default: now.',
+      schema: { type: 'string' },
+    },
+    { name: 'k', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_K, default: 10 } },
+    { name: 'strategy', in: 'query', schema: { type: 'string', enum: STRATEGIES, default: 'temporal' } },
+    { name: 'store', in: 'query', schema: { type: 'string', enum: STORES, default: 'interactions' } },
+    { name: 'constraint', in: 'query', schema: { type: 'string', enum: CONSTRAINTS, default: 'none' } },
+    {
+      name: 'constraint_date',
+      in: 'query',
+      description: 'Anchor of the constraint; default t_q.',
+      schema: { type: 'string' },
+    },
+    {
+      name: 'window_days',
+      in: 'query',
+      description: 'r of the temporal widening and half-width of "around".',
+      schema: { type: 'integer', minimum: 0, maximum: MAX_WINDOW_DAYS, default: 7 },
+    },
+    {
+      name: 'alpha',
+      in: 'query',
+      description: "TempRALM's α.",
+      schema: { type: 'number', exclusiveMinimum: 0, default: 1 },
+    },
+    {
+      name: 'include_future',
+      in: 'query',
+      description: 'Also return documents published after t_q (never the default).',
+      schema: { type: 'boolean', default: false },
+    },
+  ];
+  const item = {
+    type: 'object',
+    required: ['id', 'kind', 'text', 'published_at', 'url', 'score'],
+    properties: {
+      id: { type: 'string' },
+      kind: { type: 'string', enum: ['interaction', 'chunk'] },
+      text: { type: 'string' },
+      published_at: { type: 'string', format: 'date-time' },
+      url: { type: ['string', 'null'] },
+      score: { type: 'number' },
+      semantic_score: { type: 'number' },
+      temporal_score: { type: 'number' },
+      day_distance: { type: 'integer' },
+      entity_ids: { type: 'array', items: { type: 'string' } },
+      chunk_ids: { type: 'array', items: { type: 'string' } },
+      article_ids: { type: 'array', items: { type: 'string' } },
+    },
+  };
+  const error = {
+    type: 'object',
+    required: ['error', 'message'],
+    properties: {
+      error: { type: 'string' },
+      message: { type: 'string' },
+      problems: { type: 'array', items: { type: 'string' } },
+    },
+  };
+  const errors = Object.fromEntries(
+    [
+      ['400', 'invalid request (every problem listed)'],
+      ['401', 'missing or wrong API key'],
+      ['429', 'rate limited (see Retry-After)'],
+      ['503', 'datastore unavailable'],
+      ['504', 'query timed out'],
+    ].map(([code, description]) => [code, { description, content: { 'application/json': { schema: error } } }]),
+  );
+  const retrieval = {
+    type: 'object',
+    properties: {
+      query: { type: 'object' },
+      reformulated: { type: 'string' },
+      entities: { type: 'array', items: { type: 'object' } },
+      items: { type: 'array', items: item },
+      timings_ms: { type: 'object', additionalProperties: { type: 'number' } },
+    },
+  };
+  const answer = {
+    allOf: [
+      retrieval,
+      {
+        type: 'object',
+        properties: {
+          answer: { type: 'string' },
+          citations: { type: 'array', items: { type: 'object' } },
+          model: { type: ['string', 'null'] },
+          fallback: { type: 'string' },
+        },
+      },
+    ],
+  };
+  const ok = (schema: unknown) => ({ description: 'OK', content: { 'application/json': { schema } } });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'neon-stream API',
+      version: '1',
+      description: 'Temporal, entity-centric questions over live news, as of a date, with citations; spike alerts.',
+    },
+    components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+    security: [{ apiKey: [] }],
+    paths: {
+      '/v1/search': {
+        get: {
+          summary: 'Retrieve interactions or chunks as of a date',
+          parameters: searchParameters,
+          responses: { 200: ok(retrieval), ...errors },
+        },
+        post: { summary: 'The same, parameters as a JSON body', responses: { 200: ok(retrieval), ...errors } },
+      },
+      '/v1/ask': {
+        get: {
+          summary: 'Answer a question as of a date, with citations',
+          parameters: searchParameters,
+          responses: { 200: ok(answer), ...errors },
+        },
+        post: { summary: 'The same, parameters as a JSON body', responses: { 200: ok(answer), ...errors } },
+      },
+      '/v1/entities/{id}/timeline': {
+        get: {
+          summary: "An entity's interactions, newest first, as of a date",
+          parameters: [
+            { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+            { name: 'date', in: 'query', schema: { type: 'string' } },
+            {
+              name: 'before',
+              in: 'query',
+              description: 'Page: only items before this time.',
+              schema: { type: 'string' },
+            },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_K, default: 50 } },
+          ],
+          responses: { 200: ok({ type: 'object', properties: { items: { type: 'array', items: item } } }), ...errors },
+        },
+      },
+      '/v1/spikes': {
+        get: {
+          summary: 'Current and past spike episodes',
+          parameters: [
+            { name: 'state', in: 'query', schema: { type: 'string', enum: ['open', 'ended', 'all'] } },
+            { name: 'entity', in: 'query', schema: { type: 'string' } },
+            { name: 'granularity', in: 'query', schema: { type: 'string', enum: ['day', 'hour'] } },
+            { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+          ],
+          responses: { 200: ok({ type: 'object' }), ...errors },
+        },
+      },
+      '/v1/spikes/{id}': {
+        get: {
+          summary: 'One spike episode with its states',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { 200: ok({ type: 'object' }), 404: { description: 'no such spike' } },
+        },
+      },
+      '/v1/spikes/stream': {
+        get: {
+          summary: 'Server-sent events: one "spike" event per new alert state; resume with Last-Event-ID',
+          responses: { 200: { description: 'text/event-stream' } },
+        },
+      },
+    },
+  };
+}
