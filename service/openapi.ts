@@ -73,14 +73,16 @@ export function openApiDocument(): Record<string, unknown> {
       problems: { type: 'array', items: { type: 'string' } },
     },
   };
-  const errors = Object.fromEntries(
-    [
-      ['400', 'invalid request (every problem listed)'],
-      ['401', 'missing or wrong API key'],
-      ['429', 'rate limited (see Retry-After)'],
-      ['503', 'datastore unavailable'],
-      ['504', 'query timed out'],
-    ].map(([code, description]) => [code, { description, content: { 'application/json': { schema: error } } }]),
+  const errors: Record<string, unknown> = Object.fromEntries(
+    (
+      [
+        ['400', 'invalid request (every problem listed)'],
+        ['401', 'missing or wrong API key'],
+        ['429', 'rate limited (see Retry-After)'],
+        ['503', 'datastore unavailable'],
+        ['504', 'query timed out'],
+      ] as const
+    ).map(([code, description]) => [code, { description, content: { 'application/json': { schema: error } } }]),
   );
   const retrieval = {
     type: 'object',

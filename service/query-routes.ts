@@ -74,12 +74,13 @@ export function registerQueryRoutes(app: FastifyInstance, options: QueryRoutesOp
     const search = async (request: FastifyRequest, reply: FastifyReply) => {
       const query = parse(request, reply);
       if (!query) return reply;
+      let result;
       try {
-        const result = await options.retriever.search(query);
-        return reply.send({ query: describe(query), ...result });
+        result = await options.retriever.search(query);
       } catch (error) {
-        return failed(reply, error);
+        return await failed(reply, error);
       }
+      return reply.send({ query: describe(query), ...result });
     };
     scope.get('/v1/search', search);
     scope.post('/v1/search', search);
@@ -87,12 +88,13 @@ export function registerQueryRoutes(app: FastifyInstance, options: QueryRoutesOp
     const ask = async (request: FastifyRequest, reply: FastifyReply) => {
       const query = parse(request, reply);
       if (!query) return reply;
+      let result;
       try {
-        const result = await answerQuestion(options.retriever, query, options.chat);
-        return reply.send({ query: describe(query), ...result });
+        result = await answerQuestion(options.retriever, query, options.chat);
       } catch (error) {
-        return failed(reply, error);
+        return await failed(reply, error);
       }
+      return reply.send({ query: describe(query), ...result });
     };
     scope.get('/v1/ask', ask);
     scope.post('/v1/ask', ask);
@@ -108,17 +110,18 @@ export function registerQueryRoutes(app: FastifyInstance, options: QueryRoutesOp
       }
       const date = parsed.data.date;
       const tq = date === undefined ? now() : Date.parse(date.length === 10 ? `${date}T23:59:59.999Z` : date);
+      let result;
       try {
-        const result = await options.retriever.timeline(
+        result = await options.retriever.timeline(
           id,
           tq,
           parsed.data.limit,
           parsed.data.before === undefined ? undefined : Date.parse(parsed.data.before),
         );
-        return reply.send({ entity_id: id, date: new Date(tq).toISOString(), ...result });
       } catch (error) {
-        return failed(reply, error);
+        return await failed(reply, error);
       }
+      return reply.send({ entity_id: id, date: new Date(tq).toISOString(), ...result });
     });
   });
   app.get('/v1/openapi.json', async () => openApiDocument());
