@@ -9,6 +9,7 @@ import {
   type ServiceName,
   upLocalInfrastructure,
 } from './local-infrastructure.js';
+import { prepareConfiguredEmbeddingModel } from './models/download-embedding-model.js';
 import type { ServiceStatus } from './service-status.js';
 
 interface InfraFlags {
@@ -91,12 +92,17 @@ export function registerInfraCommands(program: Command): void {
     });
 
   withInfraOptions(infra.command('prepare'))
-    .description('download and verify everything (once) and create the Elasticsearch account, without starting')
+    .description(
+      'download and verify everything (once: Kafka, Elasticsearch, the local embedding model) and create the Elasticsearch account, without starting',
+    )
     .action(async (flags: InfraFlags) => {
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
-      for (const line of await prepareLocalInfrastructure(configFromFlags(flags), servicesOf(flags), log)) {
+      const config = configFromFlags(flags);
+      for (const line of await prepareLocalInfrastructure(config, servicesOf(flags), log)) {
         process.stdout.write(`${line}\n`);
       }
+      // The local embedding model is part of "everything" (tests and the pipeline need it offline).
+      if (!flags.only) process.stdout.write(`${await prepareConfiguredEmbeddingModel(config.cacheDir, log)}\n`);
     });
 
   withInfraOptions(infra.command('down'))
