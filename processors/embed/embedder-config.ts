@@ -67,11 +67,14 @@ const KNOWN_OPENAI_DIMENSIONS: Readonly<Record<string, number>> = {
   'text-embedding-ada-002': 1536,
 };
 
-const positiveInt = (max: number) =>
-  z.coerce
-    .number()
-    .refine((n) => Number.isInteger(n) && n >= 1 && n <= max, `must be an integer from 1 to ${max}`)
+const positiveInt = (max: number) => {
+  const message = `must be an integer from 1 to ${max}`;
+  return z.coerce
+    .number({ error: message })
+    .refine((n) => Number.isInteger(n) && n >= 1 && n <= max, message)
     .optional();
+};
+const SECONDS = 'must be a number of seconds from 0 to 600';
 
 const envSchema = z.object({
   NEON_EMBEDDER: z
@@ -94,8 +97,8 @@ const envSchema = z.object({
   NEON_EMBEDDINGS_CONCURRENCY: positiveInt(64),
   NEON_EMBEDDINGS_THREADS: positiveInt(256),
   NEON_EMBEDDINGS_TIMEOUT_S: z.coerce
-    .number()
-    .refine((n) => Number.isFinite(n) && n > 0 && n <= 600, 'must be a number of seconds from 0 to 600')
+    .number({ error: SECONDS })
+    .refine((n) => Number.isFinite(n) && n > 0 && n <= 600, SECONDS)
     .optional(),
   NEON_EMBEDDINGS_ATTEMPTS: positiveInt(20),
 });
