@@ -11,6 +11,7 @@ import { registerIntakeCommand } from './commands/intake-command.js';
 import { registerPipelineCommand } from './commands/pipeline-command.js';
 import { registerReplayCommand } from './commands/replay-command.js';
 import { registerSpikesCommand } from './commands/spikes-command.js';
+import { registerAskCommand } from './commands/ask-command.js';
 
 const program = new Command()
   .name('neon')
@@ -23,6 +24,7 @@ registerReplayCommand(program);
 registerIntakeCommand(program);
 registerPipelineCommand(program);
 registerSpikesCommand(program);
+registerAskCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.exitCode = reportFailure(error);

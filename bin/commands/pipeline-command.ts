@@ -12,19 +12,26 @@ import { startSpikeStage } from '../../streams/stages/spike-stage.js';
 import { startWebhookStage } from '../../streams/stages/webhook-stage.js';
 import { TOPICS } from '../../streams/topics.js';
 import type { RunningStage } from '../../streams/run-stage.js';
+import { ensureDatastores } from '../../streams/datastores.js';
+import { followRegistryLinker } from '../../streams/registry-linker.js';
+import { startChunkIndexStage, startInteractionIndexStage } from '../../streams/stages/index-stage.js';
+import { startQueryStage } from '../../streams/stages/query-stage.js';
+import { Retriever } from '../../service/retrieve.js';
+import { clusterElasticsearch, configuredEmbedder } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 
 /**
- * `neon pipeline` — runs markup → chunk → dedupe → spike detection on Kafka until SIGTERM / Ctrl-C,
- * with webhooks when configured, the spike API (`/v1/spikes`, its event stream) and metrics on
- * /metrics. Each stage is its own consumer group, so more processes running this scale out.
+ * `neon pipeline` — runs markup → chunk → dedupe → spike detection and the indexing of chunks and
+ * interactions on Kafka + Elasticsearch until SIGTERM / Ctrl-C, with webhooks when configured, the
+ * Kafka query stage, and the API (`/v1/ask`, `/v1/search`, `/v1/spikes`, its event stream) and
+ * metrics on /metrics. Each stage is its own consumer group, so more processes running this scale out.
  */
 export function registerPipelineCommand(program: Command): void {
   program
     .command('pipeline')
-    .description('run the markup, chunk, dedupe and spike stages on Kafka (KAFKA_BROKERS, or the local broker)')
+    .description('run every stage on Kafka + Elasticsearch (KAFKA_BROKERS / ES_URL, or the local ones) with the API')
     .option('--metrics-port <port>', 'serve Prometheus metrics on this port (0: any free port)', '9464')
-    .option('--api-port <port>', 'serve the spike API on this port (0: any free port)', '8080')
+    .option('--api-port <port>', 'serve the API on this port (0: any free port)', '8080')
     .action(async (flags: { metricsPort: string; apiPort: string }) => {
       const say = (line: string): void => void process.stdout.write(`${line}\n`);
       const webhooks = webhookEnvSchema.safeParse(process.env);
@@ -34,16 +41,27 @@ export function registerPipelineCommand(program: Command): void {
       const spikeConfig = spikeConfigFromEnv(process.env);
       if (!spikeConfig.ok) throw new ConfigError(spikeConfig.problems);
       const { transport, brokers } = await clusterTransport('neon-pipeline');
+      const { es, url: esUrl } = clusterElasticsearch();
+      const embedder = await configuredEmbedder();
+      await ensureDatastores(es, { model: embedder.model, dimensions: embedder.dimensions });
       const registry = createMetricsRegistry({ defaultMetrics: true });
       const metrics = await startMetricsServer({ registry, port: Number(flags.metricsPort) });
       const metricsFor = (stage: string) => stageMetrics(registry, stage);
+      const { linker, tail: registryTail } = await followRegistryLinker(transport);
+      const retriever = new Retriever({ es, embedder, linker });
+      // Downstream first, so nothing waits on a stage that is not there yet.
+      const stages: RunningStage[] = [
+        await startChunkIndexStage(transport, { es, embedder, metrics: metricsFor('index-chunks') }),
+        await startInteractionIndexStage(transport, { es, embedder, metrics: metricsFor('index-interactions') }),
+        await startQueryStage(transport, { retriever, metrics: metricsFor('query') }),
+      ];
       const spikes = await startSpikeStage(transport, {
         metrics: metricsFor('spikes'),
         registry,
         detector: spikeConfig.config,
       });
+      stages.push(spikes);
       const pipeline = await startArticlePipeline(transport, { metricsFor });
-      const stages: RunningStage[] = [spikes];
       if (webhooks.data.length > 0) {
         stages.push(await startWebhookStage(transport, { endpoints: webhooks.data, metrics: metricsFor('webhooks') }));
       }
@@ -52,21 +70,31 @@ export function registerPipelineCommand(program: Command): void {
         port: Number(flags.apiPort),
         apiKeys: apiKeysFrom(process.env),
         spikes: feed,
+        retriever,
       });
-      say(`pipeline running on ${brokers.join(',')}: news.articles → markup → chunk → dedupe → spikes`);
+      say(
+        `pipeline running on ${brokers.join(',')} and ${esUrl}: news.articles → markup → chunk → dedupe → ` +
+          'spikes, index (embeddings: ' +
+          `${embedder.model})`,
+      );
       say(
         `registry: ${pipeline.markup.registry.size} entities; spike state: ${spikes.detector.size().entities} entities`,
       );
-      say(`spikes at ${api.url}/v1/spikes (live: ${api.url}/v1/spikes/stream); metrics at ${metrics.url}/metrics`);
+      say(
+        `API at ${api.url}: /v1/ask, /v1/search, /v1/spikes (live: /v1/spikes/stream); metrics at ${metrics.url}/metrics`,
+      );
       if (webhooks.data.length > 0) say(`webhooks: ${webhooks.data.length} endpoint(s)`);
       say('Ctrl-C to stop');
       await untilSignalled(
         async () => {
           await pipeline.stop();
-          for (const stage of stages) await stage.stop();
+          for (const stage of [...stages].reverse()) await stage.stop();
           await api.close();
           await feed.stop();
+          await registryTail.stop();
           await metrics.close();
+          await embedder.close();
+          await es.close();
           await transport.close();
         },
         { what: 'pipeline', died: Promise.all([pipeline.done, ...stages.map((s) => s.done)]) },

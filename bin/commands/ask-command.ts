@@ -1,0 +1,97 @@
+import type { Command } from 'commander';
+import { UsageError } from '../../infra/cli-errors.js';
+import { parseSearchRequest } from '../../processors/query/search-request.js';
+import { spellDate } from '../../processors/query/reformulate-query.js';
+import { answerQuestion } from '../../service/answer-question.js';
+import { Retriever } from '../../service/retrieve.js';
+import { followRegistryLinker } from '../../streams/registry-linker.js';
+import { clusterElasticsearch, configuredEmbedder } from './cluster-services.js';
+import { clusterTransport } from './cluster-transport.js';
+
+interface AskFlags {
+  date?: string;
+  strategy: string;
+  store: string;
+  k: string;
+  windowDays: string;
+  constraint: string;
+  constraintDate?: string;
+  includeFuture?: boolean;
+  link: boolean;
+  json?: boolean;
+}
+
+/**
+ * `neon ask "q" --date D` — answers a question as of a date from the datastores (ES_URL, or the
+ * local node): the extractive answer with citations, and the retrieved items. `--json` prints the
+ * whole result (`answer`, `citations`, `items` with `id`, `kind`, `text`, `published_at`, `url`,
+ * `score`, and the timings).
+ */
+export function registerAskCommand(program: Command): void {
+  program
+    .command('ask')
+    .description('answer a question as of a date, with citations, from the indexed news')
+    .argument('<question>', 'the question, e.g. "Doja Cat news"')
+    .option('--date <date>', 'query time t_q: YYYY-MM-DD (end of that day, UTC) or ISO 8601; default now')
+    .option('--strategy <strategy>', 'temporal | generic | tempralm', 'temporal')
+    .option('--store <store>', 'interactions | chunks | both', 'interactions')
+    .option('-k <k>', 'items to retrieve (1–100)', '10')
+    .option('--window-days <r>', 'temporal widening ±r days, and the half-width of --constraint around', '7')
+    .option('--constraint <c>', 'none | before | after | around (relative to --constraint-date)', 'none')
+    .option('--constraint-date <date>', 'anchor of --constraint; default the query time')
+    .option('--include-future', 'also retrieve what was published after the query time')
+    .option('--no-link', 'do not read the entity registry from Kafka to link the question')
+    .option('--json', 'print the result as JSON')
+    .action(async (question: string, flags: AskFlags) => {
+      const parsed = parseSearchRequest(
+        {
+          q: question,
+          ...(flags.date ? { date: flags.date } : {}),
+          k: flags.k,
+          strategy: flags.strategy,
+          store: flags.store,
+          window_days: flags.windowDays,
+          constraint: flags.constraint,
+          ...(flags.constraintDate ? { constraint_date: flags.constraintDate } : {}),
+          ...(flags.includeFuture ? { include_future: true } : {}),
+        },
+        Date.now(),
+      );
+      if (!parsed.ok) throw new UsageError(parsed.problems.join('\n'));
+      const { es } = clusterElasticsearch();
+      const embedder = await configuredEmbedder();
+      let linker;
+      let stopLinker = async (): Promise<void> => undefined;
+      if (flags.link) {
+        const { transport } = await clusterTransport('neon-ask');
+        const followed = await followRegistryLinker(transport);
+        linker = followed.linker;
+        stopLinker = async () => {
+          await followed.tail.stop();
+          await transport.close();
+        };
+      }
+      try {
+        const retriever = new Retriever({ es, embedder, ...(linker ? { linker } : {}) });
+        const result = await answerQuestion(retriever, parsed.request);
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+          return;
+        }
+        const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+        out(result.answer);
+        out();
+        for (const c of result.citations)
+          out(`[${c.n}] ${c.published_at.slice(0, 10)}  ${c.url ?? `(${c.kind} ${c.id})`}`);
+        out();
+        out(
+          `${result.items.length} items by ${parsed.request.strategy} from ${parsed.request.store} as of ` +
+            `${spellDate(parsed.request.tq)}; q′ = "${result.reformulated}"`,
+        );
+      } finally {
+        await stopLinker();
+        await embedder.close();
+        await es.close();
+      }
+    });
+}

@@ -1,0 +1,44 @@
+import type { Client } from '@elastic/elasticsearch';
+import { createEmbedder } from '../../processors/embed/create-embedder.js';
+import type { Embedder } from '../../processors/embed/embedder.js';
+import { embedderConfigFromEnv } from '../../processors/embed/embedder-config.js';
+import { ensureEmbeddingModel } from '../../infra/models/download-embedding-model.js';
+import { localEndpoints } from '../../infra/local-infrastructure.js';
+import { elasticsearchUrlSchema, Secret, type ElasticsearchConnection } from '../../schemas/connection-config.js';
+import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
+import { createElasticsearchClient } from '../../streams/elasticsearch-client.js';
+
+/**
+ * The Elasticsearch a command talks to: `ES_URL` (with `ES_API_KEY` or `ES_USERNAME`/`ES_PASSWORD`)
+ * when set, otherwise the local node of `neon infra up`.
+ */
+export function clusterElasticsearch(env = process.env): { es: Client; url: string } {
+  if (env.ES_URL !== undefined) {
+    const parsed = elasticsearchUrlSchema.safeParse(env.ES_URL);
+    if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `ES_URL: ${i.message}`));
+    if ((env.ES_USERNAME === undefined) !== (env.ES_PASSWORD === undefined)) {
+      throw new ConfigError(['ES_USERNAME and ES_PASSWORD must be set together']);
+    }
+    const connection: ElasticsearchConnection = {
+      url: parsed.data,
+      ...(env.ES_API_KEY ? { apiKey: new Secret(env.ES_API_KEY) } : {}),
+      ...(env.ES_USERNAME !== undefined && env.ES_PASSWORD !== undefined
+        ? { username: env.ES_USERNAME, password: new Secret(env.ES_PASSWORD) }
+        : {}),
+    };
+    return { es: createElasticsearchClient(connection), url: connection.url };
+  }
+  const url = localEndpoints(loadLocalInfraConfig(env)).elasticsearchUrl;
+  const parsed = elasticsearchUrlSchema.safeParse(url);
+  if (!parsed.success) throw new ConfigError([`local Elasticsearch URL ${url} is not valid`]);
+  return { es: createElasticsearchClient({ url: parsed.data }), url: parsed.data };
+}
+
+/** The configured embedder (NEON_EMBEDDER, default the local model), fetching the model on first use. */
+export async function configuredEmbedder(
+  env = process.env,
+  log = (line: string) => void process.stderr.write(`${line}\n`),
+): Promise<Embedder> {
+  const config = embedderConfigFromEnv(env);
+  return createEmbedder(config, { obtainModel: (cacheDir, pin) => ensureEmbeddingModel(cacheDir, pin, log) });
+}

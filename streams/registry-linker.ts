@@ -1,0 +1,27 @@
+import { EntityLinker } from '../processors/query/reformulate-query.js';
+import { followStateTopic } from './stages/state-topic.js';
+import type { StageLogger } from './run-stage.js';
+import { stderrLogger } from './run-stage.js';
+import type { TopicTail } from './topic-tail.js';
+import { TOPICS } from './topics.js';
+import type { Transport } from './transport.js';
+
+/**
+ * The query side's view of the entity registry: follows the compacted `entity.registry` topic (read
+ * to its end before this resolves) into an EntityLinker, so questions link to the same canonical
+ * entities markup assigns.
+ */
+export async function followRegistryLinker(
+  transport: Transport,
+  options: { topic?: string; log?: StageLogger } = {},
+): Promise<{ linker: EntityLinker; tail: TopicTail }> {
+  const linker = new EntityLinker();
+  const tail = await followStateTopic(
+    transport,
+    options.topic ?? TOPICS.registry,
+    'RegistryEntity',
+    (entity) => linker.add({ id: entity.id, name: entity.name, aliases: entity.aliases, mentions: entity.mentions }),
+    { stage: 'query', purpose: 'query-registry', log: options.log ?? stderrLogger },
+  );
+  return { linker, tail };
+}
