@@ -9,6 +9,8 @@ const BENCHMARKS: Record<string, { file: string; about: string }> = {
   dedupe: { file: './dedupe.ts', about: 'MinHash-LSH vs exact pairwise trigram Jaccard at growing n (real text)' },
   stages: { file: './stage-throughput.ts', about: 'articles/s of intake, markup, chunk and dedupe on one core' },
   spikes: { file: './spikes.ts', about: 'spike detector mentions/s, state per entity, and the stage on Kafka' },
+  query: { file: './query.ts', about: 'retrieval p50/p95/p99 per strategy at growing n vs raw ES kNN' },
+  embed: { file: './embed.ts', about: 'texts/s of the local embedding model on one core at batch sizes 1/16/64' },
 };
 
 function usage(): string {

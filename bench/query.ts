@@ -1,0 +1,219 @@
+/**
+ * `npm run bench -- query [--sizes 10000,100000] [--queries 200] [--k 10]`: retrieval latency per
+ * strategy on real Elasticsearch, next to the raw Elasticsearch kNN + date filter on the same index
+ * in the same run (the ceiling).
+ *
+ * Each size gets a fresh `neon-interactions` datastore (the product's own template: 384-dim cosine
+ * int8 HNSW) holding n synthetic interactions: seeded random unit vectors, times spread over a year.
+ * Queries are random unit vectors at random query times within that year; the query embedder returns
+ * them as they are, so what is timed is retrieval (filters, one or two kNN searches, reranking, the
+ * citation lookup), not the model. Latencies are wall-clock per request, one request at a time.
+ *
+ * Writes `bench/results/query.json` as `{"runs": [{n, strategy, p50_ms, p95_ms, p99_ms, raw_p95_ms, ratio}]}`.
+ */
+import { parseArgs } from 'node:util';
+import type { Client } from '@elastic/elasticsearch';
+import type { Embedder } from '../processors/embed/embedder.js';
+import { interactionDocument } from '../processors/index-documents.js';
+import { DAY_MS } from '../processors/query/rank-candidates.js';
+import type { SearchRequest, Strategy } from '../processors/query/search-request.js';
+import { datastoreNames, monthlyIndex } from '../schemas/elasticsearch/datastore-templates.js';
+import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
+import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
+import { Retriever } from '../service/retrieve.js';
+import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
+import { writeBenchResults } from './results.js';
+
+const { values: args } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,100000' },
+    queries: { type: 'string', default: '200' },
+    k: { type: 'string', default: '10' },
+  },
+});
+const SIZES = args.sizes.split(',').map(Number);
+const QUERIES = Number(args.queries);
+const K = Number(args.k);
+const DIMS = 384;
+const START = Date.UTC(2024, 0, 1);
+const SPAN_DAYS = 365;
+
+let seed = 7;
+function random(): number {
+  // xorshift32: fast, seeded, good enough for vectors.
+  seed ^= seed << 13;
+  seed ^= seed >>> 17;
+  seed ^= seed << 5;
+  return ((seed >>> 0) % 1_000_000) / 1_000_000;
+}
+
+function unitVector(): Float32Array {
+  const v = new Float32Array(DIMS);
+  let norm = 0;
+  for (let i = 0; i < DIMS; i++) {
+    // Approximately normal (sum of uniforms): directions spread evenly on the sphere.
+    const x = random() + random() + random() - 1.5;
+    v[i] = x;
+    norm += x * x;
+  }
+  norm = Math.sqrt(norm);
+  return v.map((x) => x / norm);
+}
+
+function percentile(sorted: number[], p: number): number {
+  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return Math.round(sorted[Math.max(0, index)]! * 100) / 100;
+}
+
+async function fill(es: Client, prefix: string, n: number): Promise<void> {
+  const names = datastoreNames('interactions', prefix);
+  const batch = 2000;
+  for (let from = 0; from < n; from += batch) {
+    const operations: unknown[] = [];
+    for (let i = from; i < Math.min(n, from + batch); i++) {
+      const t = START + Math.floor(random() * SPAN_DAYS * DAY_MS);
+      const entity = `e-entity-${Math.floor(random() ** 3 * 5000)}`;
+      const document = interactionDocument(
+        {
+          id: `i${i}`,
+          t,
+          subject_id: entity,
+          subject_name: entity,
+          object_id: null,
+          object_name: null,
+          text: `interaction ${i} of ${entity}`,
+          variant: 'M1',
+          chunk_ids: [`c${i}`],
+          article_ids: [`a${i}`],
+          model: 'bench',
+          extracted_at: t,
+        },
+        unitVector(),
+        'bench-random-384',
+        Date.now(),
+      );
+      operations.push({ index: { _index: monthlyIndex(names, t), _id: `i${i}` } }, document);
+    }
+    const response = await es.bulk({ operations: operations as never[] });
+    if (response.errors) throw new Error('bulk indexing failed');
+    if ((from / batch) % 25 === 0) process.stderr.write(`  indexed ${Math.min(n, from + batch)} / ${n}\n`);
+  }
+  await es.indices.refresh({ index: `${names.indexPrefix}*` });
+}
+
+const infra = await acquireTestInfrastructure(process.env, (line) => console.error(line));
+const baseEs = createElasticsearchClient({ url: infra.elasticsearchUrl });
+const es =
+  Object.keys(infra.elasticsearchHeaders).length === 0 ? baseEs : baseEs.child({ headers: infra.elasticsearchHeaders });
+const runs: {
+  n: number;
+  strategy: string;
+  p50_ms: number;
+  p95_ms: number;
+  p99_ms: number;
+  raw_p95_ms: number;
+  ratio: number;
+}[] = [];
+const detail: Record<string, unknown>[] = [];
+try {
+  for (const n of SIZES) {
+    const prefix = `bench-query-${n}-${Date.now().toString(36)}`;
+    await ensureDatastores(es, { model: 'bench-random-384', dimensions: DIMS }, { prefix });
+    const indexStarted = performance.now();
+    await fill(es, prefix, n);
+    const indexSeconds = (performance.now() - indexStarted) / 1000;
+    let current: Float32Array = new Float32Array(DIMS);
+    const embedder: Embedder = {
+      model: 'bench-random-384',
+      dimensions: DIMS,
+      embed: (texts) => Promise.resolve(texts.map(() => current)),
+      close: () => Promise.resolve(),
+    };
+    const retriever = new Retriever({ es, embedder, prefix });
+    const queries = Array.from({ length: QUERIES }, () => ({
+      vector: unitVector(),
+      tq: START + Math.floor((0.1 + random() * 0.9) * SPAN_DAYS * DAY_MS),
+    }));
+    const alias = datastoreNames('interactions', prefix).alias;
+    const raw = async (vector: Float32Array, tq: number): Promise<void> => {
+      await es.search({
+        index: alias,
+        knn: {
+          field: 'embedding',
+          query_vector: Array.from(vector),
+          k: K,
+          num_candidates: Math.max(100, K * 4),
+          filter: [{ range: { published_at: { lte: tq } } }],
+        },
+        size: K,
+        _source: ['id', 'text', 'published_at'],
+      });
+    };
+    // Warm-up: the first searches load the graph.
+    for (const q of queries.slice(0, 20)) await raw(q.vector, q.tq);
+    const timeAll = async (run: (q: (typeof queries)[number]) => Promise<unknown>): Promise<number[]> => {
+      const times: number[] = [];
+      for (const q of queries) {
+        const started = performance.now();
+        await run(q);
+        times.push(performance.now() - started);
+      }
+      return times.sort((a, b) => a - b);
+    };
+    const rawTimes = await timeAll((q) => raw(q.vector, q.tq));
+    const rawP95 = percentile(rawTimes, 95);
+    for (const strategy of ['temporal', 'generic', 'tempralm'] as Strategy[]) {
+      const times = await timeAll((q) => {
+        current = q.vector;
+        const request: SearchRequest = {
+          q: 'benchmark query',
+          tq: q.tq,
+          k: K,
+          strategy,
+          store: 'interactions',
+          constraint: 'none',
+          constraintAt: q.tq,
+          windowDays: 7,
+          alpha: 1,
+          includeFuture: false,
+        };
+        return retriever.search(request);
+      });
+      const p95 = percentile(times, 95);
+      runs.push({
+        n,
+        strategy,
+        p50_ms: percentile(times, 50),
+        p95_ms: p95,
+        p99_ms: percentile(times, 99),
+        raw_p95_ms: rawP95,
+        ratio: Math.round((p95 / rawP95) * 100) / 100,
+      });
+    }
+    detail.push({
+      n,
+      index_seconds: Math.round(indexSeconds),
+      raw_p50_ms: percentile(rawTimes, 50),
+      raw_p99_ms: percentile(rawTimes, 99),
+    });
+    for (const index of await monthlyIndices(es, 'interactions', prefix)) await es.indices.delete({ index });
+    for (const kind of ['interactions', 'chunks'] as const) {
+      await es.indices.deleteIndexTemplate({ name: datastoreNames(kind, prefix).template }, { ignore: [404] });
+    }
+  }
+} finally {
+  await es.close();
+  await infra.release();
+}
+
+const path = writeBenchResults('query', { queries: QUERIES, k: K, dims: DIMS, runs, sizes: detail });
+console.log(JSON.stringify({ runs, sizes: detail }, null, 2));
+console.log('');
+console.log('n          strategy   p50 ms  p95 ms  p99 ms  raw p95 ms  ratio');
+for (const r of runs) {
+  console.log(
+    `${String(r.n).padEnd(10)} ${r.strategy.padEnd(9)} ${String(r.p50_ms).padStart(7)} ${String(r.p95_ms).padStart(7)} ` +
+      `${String(r.p99_ms).padStart(7)} ${String(r.raw_p95_ms).padStart(11)} ${String(r.ratio).padStart(6)}`,
+  );
+}
+console.log(`results: ${path}`);
