@@ -18,7 +18,7 @@ import { OPENAI_DEFAULTS } from './openai-embedder.js';
  *   NEON_EMBEDDINGS_KEY / OPENAI_API_KEY   openai: bearer key (the first wins); required for api.openai.com
  *   NEON_EMBEDDINGS_DIMENSIONS             openai: vector length, sent to the endpoint (required for
  *                                          models not listed below); hashing: its length (default 384)
- *   NEON_EMBEDDINGS_BATCH_SIZE             texts per inference or request (local 32, openai 64)
+ *   NEON_EMBEDDINGS_BATCH_SIZE             texts per inference or request (local 1, openai 64)
  *   NEON_EMBEDDINGS_CONCURRENCY            inferences or requests at once (local 1, openai 4)
  *   NEON_EMBEDDINGS_THREADS                local: cores per inference (intraOpNumThreads, default 1)
  *   NEON_EMBEDDINGS_TIMEOUT_S              openai: per attempt (default 20)

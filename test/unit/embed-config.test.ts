@@ -24,7 +24,7 @@ describe('embedderConfigFromEnv', () => {
       kind: 'local',
       model: 'all-MiniLM-L6-v2',
       cacheDir: '/cache',
-      batchSize: 32,
+      batchSize: 1,
       concurrency: 1,
       intraOpNumThreads: 1,
     });
