@@ -171,7 +171,7 @@ export class Retriever {
       ranked = await time('rerank', () => rankTemporal(pool, request.tq, request.k));
     } else {
       // TempRALM over-retrieves and reranks; generic takes the engine's top-k as they are.
-      const want = request.strategy === 'tempralm' ? Math.min(500, Math.max(50, request.k * 10)) : request.k;
+      const want = request.strategy === 'tempralm' ? Math.min(500, Math.max(50, request.k * 5)) : request.k;
       const pool = await time('retrieve', () => this.knn(index, queryVector, want, range));
       ranked = await time('rerank', () =>
         request.strategy === 'tempralm'
@@ -241,7 +241,9 @@ export class Retriever {
             field: 'embedding',
             query_vector: vector,
             k,
-            num_candidates: Math.min(10_000, Math.max(100, k * 4)),
+            // The graph is explored num_candidates deep whatever k is: returning more of what was
+            // explored (TempRALM's over-retrieval) costs little, exploring deeper costs a lot.
+            num_candidates: Math.min(10_000, Math.max(100, k * 2)),
             ...(filter.length > 0 ? { filter } : {}),
           },
           size: k,
