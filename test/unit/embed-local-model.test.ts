@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js';
 import { openLocalOnnxEmbedder, padBatch } from '../../processors/embed/local-onnx-embedder.js';
 import { cosine } from '../../processors/embed/normalize-vector.js';
+import { OnnxInferencePool } from '../../processors/embed/onnx-inference-pool.js';
 import { ModelTokenizer } from '../../processors/embed/tokenize-for-model.js';
 import { findLocalTestModel } from '../fixtures/embed-local-model.js';
 
@@ -171,6 +172,21 @@ describe('local embedder without its model', () => {
     expect((error as EmbedderError).code).toBe('model_missing');
     expect((error as EmbedderError).retriable).toBe(false);
     expect((error as EmbedderError).message).toContain('infra prepare');
+  });
+
+  it('fails with model_missing when the ONNX file is not a model', async () => {
+    const broken = join(dir, 'broken.onnx');
+    await writeFile(broken, 'this is not an ONNX graph');
+    const error = await OnnxInferencePool.open({
+      modelPath: broken,
+      dimensions: 384,
+      workers: 2,
+      intraOpNumThreads: 1,
+      maxQueuedBatches: 4,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EmbedderError);
+    expect((error as EmbedderError).code).toBe('model_missing');
+    expect((error as EmbedderError).message).toContain('cannot load the ONNX model');
   });
 });
 
