@@ -1,0 +1,36 @@
+/**
+ * `npm run eval -- <name> [options]`: runs one quality measurement on the development data by name.
+ * Each reads `../shared/data` (or NEON_DEV_DATA) at run time and says so and exits cleanly when it
+ * is absent.
+ */
+import { fileURLToPath } from 'node:url';
+
+const EVALUATIONS: Record<string, { file: string; about: string }> = {
+  realtimeqa: {
+    file: './realtimeqa.ts',
+    about: 'retrieval per strategy and store on RealTime QA, as of each question date',
+  },
+  spikes: { file: './spike-report.ts', about: 'spike episodes found in Wikipedia Current Events 2025 Q1' },
+  markup: { file: './markup-quality.ts', about: 'entity markup against Wikipedia links (Current Events 2025 Q1)' },
+  dedupe: { file: './dedupe-quality.ts', about: 'document near-duplicates against the derived RealTime QA pairs' },
+  intake: { file: './intake-report.ts', about: 'what intake accepts and refuses on the RealTime QA documents' },
+};
+
+function usage(): string {
+  const rows = Object.entries(EVALUATIONS).map(([name, e]) => `  ${name.padEnd(12)} ${e.about}`);
+  return ['usage: npm run eval -- <name> [options]', '', 'evaluations:', ...rows, ''].join('\n');
+}
+
+const [name, ...rest] = process.argv.slice(2);
+if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  process.stdout.write(usage());
+  process.exit(name === undefined ? 2 : 0);
+}
+const evaluation = EVALUATIONS[name];
+if (!evaluation) {
+  process.stderr.write(`unknown evaluation "${name}"\n\n${usage()}`);
+  process.exit(2);
+}
+const file = fileURLToPath(new URL(evaluation.file, import.meta.url));
+process.argv = [process.argv[0] ?? 'node', file, ...rest];
+await import(file);
