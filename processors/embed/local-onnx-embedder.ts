@@ -9,9 +9,9 @@ export interface LocalEmbedderOptions {
   pin: Pick<LocalModelPin, 'name' | 'dimensions' | 'maxTokens'>;
   /**
    * Texts per inference (default 1). On CPU the model's time grows with the word pieces it is fed,
-   * padding included, and a batch gains nothing else: `npm run bench -- embed` measured 66 texts/s
-   * at 1, 55 at 16 (sorted by length) and 28 at 64 (arrival order) on one core. Larger batches can
-   * pay with more intra-op threads.
+   * padding included, and a batch gains nothing else: over two runs of `npm run bench -- embed` on
+   * one core, 60–66 texts/s at 1, 55–59 at 16 (sorted by length), 26–28 at 64 (arrival order).
+   * Larger batches may pay with more intra-op threads.
    */
   batchSize?: number;
   /** Inferences at once, each on its own worker thread and session (default 1). */
