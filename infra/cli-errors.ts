@@ -23,6 +23,21 @@ export function reportFailure(error: unknown): number {
     );
     return 1;
   }
+  // Known conditions of the datastores and the model, by name (their classes live above this layer).
+  if (
+    error instanceof Error &&
+    ['EmbeddingModelMismatch', 'DatastoreMismatchError', 'EmbedderError', 'RetrievalTimeout'].includes(error.name)
+  ) {
+    process.stderr.write(`neon: ${error.message}\n`);
+    return 1;
+  }
+  if (error instanceof Error && ['ConnectionError', 'NoLivingConnectionsError'].includes(error.name)) {
+    process.stderr.write(
+      `neon: Elasticsearch: ${error.message}\n` +
+        'Is it running? Set ES_URL, or start a local one with `neon infra up`.\n',
+    );
+    return 1;
+  }
   // Unknown failures keep their stack: they are bugs, and the stack is what a bug report needs.
   process.stderr.write(
     `neon: unexpected failure\n${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

@@ -15,7 +15,7 @@ import { MAX_K, parseSearchRequest, type SearchRequest } from '../processors/que
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
 import { answerQuestion } from './answer-question.js';
 import { openApiDocument } from './openapi.js';
-import { RetrievalTimeout, type Retriever } from './retrieve.js';
+import { EmbeddingModelMismatch, RetrievalTimeout, type Retriever } from './retrieve.js';
 
 export interface QueryRoutesOptions extends ApiAccess {
   retriever: Retriever;
@@ -51,6 +51,7 @@ function describe(request: SearchRequest): Record<string, unknown> {
 
 async function failed(reply: FastifyReply, error: unknown): Promise<FastifyReply> {
   if (error instanceof RetrievalTimeout) return sendApiError(reply, 504, 'timeout', error.message);
+  if (error instanceof EmbeddingModelMismatch) return sendApiError(reply, 503, 'model_mismatch', error.message);
   const status = (error as { meta?: { statusCode?: number } }).meta?.statusCode;
   const name = error instanceof Error ? error.name : '';
   if (name === 'ConnectionError' || name === 'NoLivingConnectionsError' || (status !== undefined && status >= 500)) {

@@ -40,6 +40,11 @@ export interface RetrievalResult {
   timings_ms: Record<string, number>;
 }
 
+/** The datastore was built with another embedding model: its vectors and the query's do not compare. */
+export class EmbeddingModelMismatch extends Error {
+  override readonly name = 'EmbeddingModelMismatch';
+}
+
 export class RetrievalTimeout extends Error {
   override readonly name = 'RetrievalTimeout';
 }
@@ -99,9 +104,35 @@ function toMillis(value: number | string): number {
  */
 export class Retriever {
   private readonly timeoutMs: number;
+  private modelChecked: Promise<void> | undefined;
 
   constructor(private readonly options: RetrieverOptions) {
     this.timeoutMs = options.timeoutMs ?? 5_000;
+  }
+
+  /** Once: the datastores' templates must name the query embedder's model (when they exist). */
+  private checkModel(): Promise<void> {
+    this.modelChecked ??= (async () => {
+      for (const kind of ['chunks', 'interactions'] as const) {
+        const name = datastoreNames(kind, this.options.prefix).template;
+        const found = await this.options.es.indices.getIndexTemplate({ name }).catch((error: unknown) => {
+          if ((error as { meta?: { statusCode?: number } }).meta?.statusCode === 404) return undefined;
+          throw error;
+        });
+        const model = (found?.index_templates[0]?.index_template._meta as { embedding_model?: string } | undefined)
+          ?.embedding_model;
+        if (model !== undefined && model !== this.options.embedder.model) {
+          throw new EmbeddingModelMismatch(
+            `${datastoreNames(kind, this.options.prefix).alias} was indexed with ${model}, but questions are ` +
+              `embedded with ${this.options.embedder.model}: set NEON_EMBEDDER / NEON_EMBEDDINGS_MODEL to match`,
+          );
+        }
+      }
+    })();
+    this.modelChecked.catch(() => {
+      this.modelChecked = undefined;
+    });
+    return this.modelChecked;
   }
 
   private aliases(store: Store): string {
@@ -111,6 +142,7 @@ export class Retriever {
   }
 
   async search(request: SearchRequest): Promise<RetrievalResult> {
+    await this.checkModel();
     const timings: Record<string, number> = {};
     const time = async <T>(step: string, run: () => Promise<T> | T): Promise<T> => {
       const started = performance.now();

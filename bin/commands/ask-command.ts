@@ -5,7 +5,7 @@ import { spellDate } from '../../processors/query/reformulate-query.js';
 import { answerQuestion } from '../../service/answer-question.js';
 import { Retriever } from '../../service/retrieve.js';
 import { followRegistryLinker } from '../../streams/registry-linker.js';
-import { clusterElasticsearch, configuredEmbedder } from './cluster-services.js';
+import { clusterElasticsearch, configuredEmbedder, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 
 interface AskFlags {
@@ -72,7 +72,7 @@ export function registerAskCommand(program: Command): void {
         };
       }
       try {
-        const retriever = new Retriever({ es, embedder, ...(linker ? { linker } : {}) });
+        const retriever = new Retriever({ es, embedder, prefix: indexPrefix(), ...(linker ? { linker } : {}) });
         const result = await answerQuestion(retriever, parsed.request);
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -42,3 +42,12 @@ export async function configuredEmbedder(
   const config = embedderConfigFromEnv(env);
   return createEmbedder(config, { obtainModel: (cacheDir, pin) => ensureEmbeddingModel(cacheDir, pin, log) });
 }
+
+/** `NEON_INDEX_PREFIX` (default `neon`): the datastores are `<prefix>-chunks` and `<prefix>-interactions`. */
+export function indexPrefix(env = process.env): string {
+  const prefix = env.NEON_INDEX_PREFIX ?? 'neon';
+  if (!/^[a-z0-9][a-z0-9_-]{0,60}$/.test(prefix)) {
+    throw new ConfigError([`NEON_INDEX_PREFIX: lower-case letters, digits, - and _ only (got "${prefix}")`]);
+  }
+  return prefix;
+}

@@ -17,7 +17,7 @@ import { followRegistryLinker } from '../../streams/registry-linker.js';
 import { startChunkIndexStage, startInteractionIndexStage } from '../../streams/stages/index-stage.js';
 import { startQueryStage } from '../../streams/stages/query-stage.js';
 import { Retriever } from '../../service/retrieve.js';
-import { clusterElasticsearch, configuredEmbedder } from './cluster-services.js';
+import { clusterElasticsearch, configuredEmbedder, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 
 /**
@@ -43,16 +43,22 @@ export function registerPipelineCommand(program: Command): void {
       const { transport, brokers } = await clusterTransport('neon-pipeline');
       const { es, url: esUrl } = clusterElasticsearch();
       const embedder = await configuredEmbedder();
-      await ensureDatastores(es, { model: embedder.model, dimensions: embedder.dimensions });
+      const prefix = indexPrefix();
+      await ensureDatastores(es, { model: embedder.model, dimensions: embedder.dimensions }, { prefix });
       const registry = createMetricsRegistry({ defaultMetrics: true });
       const metrics = await startMetricsServer({ registry, port: Number(flags.metricsPort) });
       const metricsFor = (stage: string) => stageMetrics(registry, stage);
       const { linker, tail: registryTail } = await followRegistryLinker(transport);
-      const retriever = new Retriever({ es, embedder, linker });
+      const retriever = new Retriever({ es, embedder, linker, prefix });
       // Downstream first, so nothing waits on a stage that is not there yet.
       const stages: RunningStage[] = [
-        await startChunkIndexStage(transport, { es, embedder, metrics: metricsFor('index-chunks') }),
-        await startInteractionIndexStage(transport, { es, embedder, metrics: metricsFor('index-interactions') }),
+        await startChunkIndexStage(transport, { es, embedder, prefix, metrics: metricsFor('index-chunks') }),
+        await startInteractionIndexStage(transport, {
+          es,
+          embedder,
+          prefix,
+          metrics: metricsFor('index-interactions'),
+        }),
         await startQueryStage(transport, { retriever, metrics: metricsFor('query') }),
       ];
       const spikes = await startSpikeStage(transport, {

@@ -16,6 +16,8 @@ describe('neon replay: format detection', () => {
     mkdirSync(join(dir, 'wn'));
     writeFileSync(join(dir, 'wn', 'wikinews_2020.csv'), 'url,date,title,text\n');
     expect(detectFormat(join(dir, 'wn'))).toBe('wikinews');
+    mkdirSync(join(dir, 'wce', 'daily_markdown'), { recursive: true });
+    expect(detectFormat(join(dir, 'wce'))).toBe('wikipedia');
   });
 
   it('refuses a missing path and an unknown folder with a usage error', () => {
