@@ -134,7 +134,7 @@ function stateSize(input: { mention: Mention; partition: number }[]) {
     heap_bytes_per_entity: Math.round((after - before) / entities),
     snapshot_avro_bytes_mean: Math.round(snapshotBytes / count),
     snapshot_avro_bytes_max: largest,
-    detector_kept_alive: detector.size().partitions > 0,
+    partitions: detector.size().partitions,
   };
 }
 
