@@ -37,7 +37,12 @@ function citationOf(item: AnswerItem, n: number): Citation {
 }
 
 /** One line per day, newest first: "August 31, 2023: A [1]; B [2]." */
-export function extractiveAnswer(question: string, tq: number, items: readonly AnswerItem[], maxItems = 10): ComposedAnswer {
+export function extractiveAnswer(
+  question: string,
+  tq: number,
+  items: readonly AnswerItem[],
+  maxItems = 10,
+): ComposedAnswer {
   const used = items.slice(0, maxItems);
   if (used.length === 0) {
     return { answer: `Nothing was found about "${question}" published as of ${spellDate(tq)}.`, citations: [] };
@@ -61,7 +66,10 @@ export function extractiveAnswer(question: string, tq: number, items: readonly A
 
 /** Item text can not end the data block or pose as an instruction: markers are neutralised. */
 function asData(text: string): string {
-  return text.replace(/<\/?news>/gi, '').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/<\/?news>/gi, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 export function answerPrompt(question: string, tq: number, items: readonly AnswerItem[]): ChatMessage[] {
