@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- query [--sizes 10000,100000] [--queries 200] [--k 10]`: retrieval latency per
+ * `npm run bench -- query [--sizes 10000,100000] [--queries 200] [--k 10] [--force-merge]`: retrieval latency per
  * strategy on real Elasticsearch, next to the raw Elasticsearch kNN + date filter on the same index
  * in the same run (the ceiling).
  *
@@ -29,6 +29,7 @@ const { values: args } = parseArgs({
     sizes: { type: 'string', default: '10000,100000' },
     queries: { type: 'string', default: '200' },
     k: { type: 'string', default: '10' },
+    'force-merge': { type: 'boolean', default: false },
   },
 });
 const SIZES = args.sizes.split(',').map(Number);
@@ -122,6 +123,20 @@ try {
     const indexStarted = performance.now();
     await fill(es, prefix, n);
     const indexSeconds = (performance.now() - indexStarted) / 1000;
+    let mergeSeconds = 0;
+    if (args['force-merge']) {
+      // A long-lived index has few segments; a freshly filled one has many, and kNN searches each one.
+      const mergeStarted = performance.now();
+      await es.indices.forcemerge(
+        { index: `${datastoreNames('interactions', prefix).indexPrefix}*`, max_num_segments: 1 },
+        { requestTimeout: 3_600_000 },
+      );
+      mergeSeconds = (performance.now() - mergeStarted) / 1000;
+    }
+    const segments = await es.cat.segments({
+      index: `${datastoreNames('interactions', prefix).indexPrefix}*`,
+      format: 'json',
+    });
     let current: Float32Array = new Float32Array(DIMS);
     const embedder: Embedder = {
       model: 'bench-random-384',
@@ -193,6 +208,8 @@ try {
     detail.push({
       n,
       index_seconds: Math.round(indexSeconds),
+      force_merge_seconds: Math.round(mergeSeconds),
+      segments: segments.length,
       raw_p50_ms: percentile(rawTimes, 50),
       raw_p99_ms: percentile(rawTimes, 99),
     });
