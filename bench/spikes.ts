@@ -25,9 +25,9 @@ import { createKafkaClient } from '../streams/kafka-client.js';
 import { createKafkaTransport } from '../streams/kafka-transport.js';
 import { topicRecord } from '../streams/record-codec.js';
 import { startSpikeStage } from '../streams/stages/spike-stage.js';
-import { pipelineTopics } from '../streams/stages/pipeline-topics.js';
 import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
 import { committedToEnd, waitUntil } from '../test/harness/kafka-progress.js';
+import { freshSpikeTopics } from '../test/harness/spike-topics.js';
 import { writeBenchResults } from './results.js';
 
 const { values: args } = parseArgs({
@@ -143,21 +143,7 @@ async function kafkaRun(input: { mention: Mention; partition: number }[]) {
   const transport = createKafkaTransport(
     createKafkaClient({ clientId: 'bench-spikes', brokers: infra.kafkaBrokers, logLevel: logLevel.NOTHING }),
   );
-  const suffix = Date.now().toString(36);
-  const topics = pipelineTopics({
-    mentions: `bench.spikes.mentions.${suffix}`,
-    spikes: `bench.spikes.alerts.${suffix}`,
-    spikeState: `bench.spikes.state.${suffix}`,
-    deadLetters: `bench.spikes.dlq.${suffix}`,
-  });
-  const used = [topics.mentions, topics.spikes, topics.spikeState, topics.deadLetters];
-  await transport.ensureTopics(
-    used.map((topic) => ({
-      topic,
-      partitions: 6,
-      ...(topic === topics.spikeState ? { configs: { 'cleanup.policy': 'compact' } } : {}),
-    })),
-  );
+  const { topics, created: used } = await freshSpikeTopics(transport, 'bench.spikes', 6);
   const producer = transport.producer();
   for (let i = 0; i < input.length; i += 1000) {
     const batch = input.slice(i, i + 1000);
@@ -174,7 +160,7 @@ async function kafkaRun(input: { mention: Mention; partition: number }[]) {
     );
   }
   await producer.disconnect();
-  const group = `bench.spikes.group.${suffix}`;
+  const group = `bench.spikes.group.${Date.now().toString(36)}`;
   const kafka = createKafkaClient({
     clientId: 'bench-spikes-admin',
     brokers: infra.kafkaBrokers,

@@ -4,17 +4,14 @@
  * spike detector would receive. Shared by the spike report and the real-data spike test.
  */
 import { join } from 'node:path';
-import { chunkArticle } from '../processors/chunk-article.js';
-import { NearDuplicateFilter } from '../processors/drop-near-duplicates.js';
 import { IntakeRejection } from '../processors/intake/article-input.js';
 import {
   currentEventArticleInput,
   loadWikipediaCurrentEvents,
 } from '../processors/intake/load-wikipedia-current-events.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
-import { EntityRegistry } from '../processors/markup/entity-registry.js';
-import { markArticle } from '../processors/markup/mark-article.js';
 import type { Article, Mention } from '../schemas/records.generated.js';
+import { markChunkDedupe } from './process-articles.js';
 import { devDataPath } from './dev-data.js';
 
 export const CURRENT_EVENTS_DATASET = 'samples/wikipedia-current-events-2025q1';
@@ -47,14 +44,6 @@ export function currentEventsMentions(): CurrentEventsMentions | undefined {
     }
   }
   const ordered = [...articles.values()].sort((a, b) => a.published_at - b.published_at);
-  const registry = new EntityRegistry();
-  const dedupe = new NearDuplicateFilter();
-  const mentions: Mention[] = [];
-  for (const article of ordered) {
-    for (const chunk of chunkArticle(markArticle(article, registry))) {
-      const decision = dedupe.offer(chunk);
-      if (decision.kind === 'unique') mentions.push(...decision.mentions);
-    }
-  }
+  const { mentions } = markChunkDedupe(ordered);
   return { items: items.length, articles, refused, mentions };
 }

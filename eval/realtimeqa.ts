@@ -22,25 +22,22 @@ import { readFileSync, readdirSync, mkdirSync, writeFileSync, existsSync } from 
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chunkArticle } from '../processors/chunk-article.js';
-import { NearDuplicateFilter } from '../processors/drop-near-duplicates.js';
 import type { Embedder } from '../processors/embed/embedder.js';
 import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../processors/index-documents.js';
 import { IntakeRejection } from '../processors/intake/article-input.js';
 import { canonicalUrl } from '../processors/intake/canonical-url.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
-import { EntityRegistry } from '../processors/markup/entity-registry.js';
-import { markArticle } from '../processors/markup/mark-article.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import type { SearchRequest, Store, Strategy } from '../processors/query/search-request.js';
 import { datastoreNames, monthlyIndex } from '../schemas/elasticsearch/datastore-templates.js';
-import type { Article, Chunk, Interaction } from '../schemas/records.generated.js';
+import type { Article, Interaction } from '../schemas/records.generated.js';
 import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
 import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
 import { configuredEmbedder } from '../bin/commands/cluster-services.js';
 import { Retriever, type RetrievedItem } from '../service/retrieve.js';
 import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
 import { devDataPath, missingDevDataMessage } from './dev-data.js';
+import { markChunkDedupe } from './process-articles.js';
 
 const DATASET = 'realtimeqa';
 const { values: args } = parseArgs({
@@ -165,15 +162,7 @@ async function main(): Promise<void> {
     }
   }
   articles.sort((a, b) => a.published_at - b.published_at);
-  const registry = new EntityRegistry();
-  const dedupe = new NearDuplicateFilter();
-  const chunks: Chunk[] = [];
-  for (const article of articles) {
-    for (const chunk of chunkArticle(markArticle(article, registry))) {
-      const decision = dedupe.offer(chunk);
-      if (decision.kind === 'unique') chunks.push(decision.chunk);
-    }
-  }
+  const { registry, chunks } = markChunkDedupe(articles);
   // The interactions datastore is filled once an extractor runs here; until then only chunks are scored.
   const interactions: Interaction[] = [];
   const prepared = (performance.now() - started) / 1000;

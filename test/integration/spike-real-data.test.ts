@@ -8,8 +8,8 @@ import { createKafkaClient } from '../../streams/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka-transport.js';
 import { topicRecord } from '../../streams/record-codec.js';
 import { startSpikeStage } from '../../streams/stages/spike-stage.js';
-import { pipelineTopics } from '../../streams/stages/pipeline-topics.js';
 import { freshTopic } from '../harness/fresh-names.js';
+import { freshSpikeTopics } from '../harness/spike-topics.js';
 import { assertCommittedToEnd, committedToEnd, waitUntil } from '../harness/invariants.js';
 import { useLiveClients } from '../harness/live-clients.js';
 import { readTopicRecords } from '../harness/topic-contents.js';
@@ -25,20 +25,7 @@ describe.skipIf(data === undefined)('spike stage on real data through real Kafka
     const transport = createKafkaTransport(
       createKafkaClient({ clientId: 'spikes-real', brokers: inject('kafkaBrokers'), logLevel: logLevel.NOTHING }),
     );
-    const topics = pipelineTopics({
-      mentions: freshTopic('real.mentions'),
-      spikes: freshTopic('real.spikes'),
-      spikeState: freshTopic('real.spike-state'),
-      deadLetters: freshTopic('real.dlq'),
-    });
-    const used = [topics.mentions, topics.spikes, topics.spikeState, topics.deadLetters];
-    await transport.ensureTopics(
-      used.map((topic) => ({
-        topic,
-        partitions: 6,
-        ...(topic === topics.spikeState ? { configs: { 'cleanup.policy': 'compact' } } : {}),
-      })),
-    );
+    const { topics, created: used } = await freshSpikeTopics(transport, 'real', 6);
     live.cleanup.topics.push(...used);
 
     // The mentions dedupe would write, in publication order, keyed by entity as the dedupe stage keys them.

@@ -14,6 +14,7 @@ import { Secret } from '../../schemas/connection-config.js';
 import type { PipelineTopics } from '../../streams/stages/pipeline-topics.js';
 import type { Transport } from '../../streams/transport.js';
 import { freshTopic } from '../harness/fresh-names.js';
+import { freshSpikeTopics } from '../harness/spike-topics.js';
 import { assertCommittedToEnd, committedToEnd, waitUntil } from '../harness/invariants.js';
 import { useLiveClients } from '../harness/live-clients.js';
 import { readRawTopic, readTopicRecords } from '../harness/topic-contents.js';
@@ -33,26 +34,7 @@ async function freshRun(label: string): Promise<Run> {
   const transport = createKafkaTransport(
     createKafkaClient({ clientId: `spikes-${label}`, brokers: inject('kafkaBrokers'), logLevel: logLevel.NOTHING }),
   );
-  const topic = (name: string): string => freshTopic(`${label}.${name}`);
-  const topics: PipelineTopics = {
-    articles: topic('articles'),
-    marked: topic('marked'),
-    chunks: topic('chunks'),
-    uniqueChunks: topic('unique'),
-    mentions: topic('mentions'),
-    registry: topic('registry'),
-    spikes: topic('spikes'),
-    spikeState: topic('spike-state'),
-    deadLetters: topic('dlq'),
-  };
-  const used = [topics.mentions, topics.spikes, topics.spikeState, topics.deadLetters];
-  await transport.ensureTopics(
-    used.map((name) => ({
-      topic: name,
-      partitions: PARTITIONS,
-      ...(name === topics.spikeState ? { configs: { 'cleanup.policy': 'compact' } } : {}),
-    })),
-  );
+  const { topics, created: used } = await freshSpikeTopics(transport, label, PARTITIONS);
   live.cleanup.topics.push(...used);
   return { transport, topics, group: freshTopic(`${label}.group`) };
 }

@@ -1,0 +1,36 @@
+import { pipelineTopics, type PipelineTopics } from '../../streams/stages/pipeline-topics.js';
+import type { Transport } from '../../streams/transport.js';
+import { freshTopic } from './fresh-names.js';
+
+/**
+ * Fresh topics for the spike stage (mentions in, alerts and the compacted state changelog out, dead
+ * letters), created with `partitions` each; the rest of the pipeline's names are fresh but not
+ * created. Returns the names to remove afterwards too.
+ */
+export async function freshSpikeTopics(
+  transport: Transport,
+  label: string,
+  partitions: number,
+): Promise<{ topics: PipelineTopics; created: string[] }> {
+  const topic = (name: string): string => freshTopic(`${label}.${name}`);
+  const topics = pipelineTopics({
+    articles: topic('articles'),
+    marked: topic('marked'),
+    chunks: topic('chunks'),
+    uniqueChunks: topic('unique'),
+    mentions: topic('mentions'),
+    registry: topic('registry'),
+    spikes: topic('spikes'),
+    spikeState: topic('spike-state'),
+    deadLetters: topic('dlq'),
+  });
+  const created = [topics.mentions, topics.spikes, topics.spikeState, topics.deadLetters];
+  await transport.ensureTopics(
+    created.map((name) => ({
+      topic: name,
+      partitions,
+      ...(name === topics.spikeState ? { configs: { 'cleanup.policy': 'compact' } } : {}),
+    })),
+  );
+  return { topics, created };
+}
