@@ -22,6 +22,10 @@ import { ConfigError, defaultDirectories } from '../../schemas/local-infra-confi
  *   NEON_LLM_TOKENS_PER_HOUR         prompt + completion tokens per sliding hour (default: no budget)
  *   NEON_LLM_PRICE_IN_PER_1K         price of 1,000 prompt tokens, for the cost estimate (default 0)
  *   NEON_LLM_PRICE_OUT_PER_1K        price of 1,000 completion tokens (default 0)
+ *   NEON_LLM_MAX_TOKENS_FIELD        max_tokens or max_completion_tokens: how the answer's length bound is
+ *                                    sent (default max_completion_tokens on api.openai.com, whose reasoning
+ *                                    models refuse max_tokens; max_tokens elsewhere, as Ollama and older
+ *                                    servers know only that)
  *   NEON_LLM_CACHE_DIR               response cache directory (default <cache dir>/llm-responses;
  *                                    `off` keeps the cache in memory only)
  *
@@ -55,7 +59,11 @@ export interface LlmConfig {
   memoryCache: { maxEntries: number; maxChars: number };
   /** A longer answer is refused (`llm_rejected`) rather than cached and passed on. */
   maxResponseChars: number;
+  /** The request field that carries ChatRequest.maxTokens. */
+  maxTokensField: MaxTokensField;
 }
+
+export type MaxTokensField = 'max_tokens' | 'max_completion_tokens';
 
 export interface RetryPolicy {
   /** Attempts per completion, the first included. */
@@ -112,6 +120,9 @@ const envSchema = z.object({
   NEON_LLM_TOKENS_PER_HOUR: positiveInt(1e12),
   NEON_LLM_PRICE_IN_PER_1K: price,
   NEON_LLM_PRICE_OUT_PER_1K: price,
+  NEON_LLM_MAX_TOKENS_FIELD: z
+    .enum(['max_tokens', 'max_completion_tokens'], 'must be max_tokens or max_completion_tokens')
+    .optional(),
   NEON_LLM_CACHE_DIR: z.string().trim().optional(),
 });
 
@@ -185,6 +196,7 @@ export function llmConfigFromEnv(env: Env, options: LlmConfigOptions = {}): LlmS
     ...(cacheSetting.toLowerCase() === 'off' ? {} : { cacheDir: cacheSetting }),
     memoryCache: { ...LLM_DEFAULTS.memoryCache },
     maxResponseChars: LLM_DEFAULTS.maxResponseChars,
+    maxTokensField: e.NEON_LLM_MAX_TOKENS_FIELD ?? (onOpenAi ? 'max_completion_tokens' : 'max_tokens'),
   };
 }
 
@@ -200,6 +212,7 @@ export function llmConfig(
     pricePer1k: { prompt: 0, completion: 0 },
     memoryCache: { ...LLM_DEFAULTS.memoryCache },
     maxResponseChars: LLM_DEFAULTS.maxResponseChars,
+    maxTokensField: 'max_tokens',
     ...fields,
     retry: { ...LLM_DEFAULTS.retry, ...fields.retry },
   };

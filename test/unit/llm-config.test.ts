@@ -43,6 +43,8 @@ describe('llmConfigFromEnv', () => {
       pricePer1k: { prompt: 0, completion: 0 },
       // Under the cache directory the rest of the product uses.
       cacheDir: '/srv/neon-cache/llm-responses',
+      // OpenAI's reasoning models refuse max_tokens.
+      maxTokensField: 'max_completion_tokens',
     });
     expect(config.apiKey?.reveal()).toBe(SECRET);
     expect(config.tokensPerHour).toBeUndefined();
@@ -76,8 +78,19 @@ describe('llmConfigFromEnv', () => {
       tokensPerHour: 250_000,
       pricePer1k: { prompt: 0.00015, completion: 0.0006 },
       cacheDir: '/var/cache/neon-llm',
+      maxTokensField: 'max_tokens',
     });
     expect(config.apiKey).toBeUndefined();
+  });
+
+  it('sends the length bound in the field NEON_LLM_MAX_TOKENS_FIELD names', () => {
+    const local = { NEON_LLM_URL: 'http://127.0.0.1:11434/v1', NEON_LLM_MODEL: 'llama3.1' };
+    expect(configured({ ...local, NEON_LLM_MAX_TOKENS_FIELD: 'max_completion_tokens' }).maxTokensField).toBe(
+      'max_completion_tokens',
+    );
+    expect(problems({ ...local, NEON_LLM_MAX_TOKENS_FIELD: 'n_predict' })).toEqual([
+      'NEON_LLM_MAX_TOKENS_FIELD: must be max_tokens or max_completion_tokens',
+    ]);
   });
 
   it('keeps the cache in memory only with NEON_LLM_CACHE_DIR=off', () => {
@@ -176,6 +189,7 @@ describe('llmConfig', () => {
       pricePer1k: { prompt: 0, completion: 0 },
       memoryCache: { maxEntries: 1_000, maxChars: 16_000_000 },
       maxResponseChars: 200_000,
+      maxTokensField: 'max_tokens',
     });
   });
 });
