@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
 import { spellDate } from '../../processors/query/reformulate-query.js';
+import { chatModelFromEnv } from '../../processors/extract/openai-chat-model.js';
 import { answerQuestion } from '../../service/answer-question.js';
 import { Retriever } from '../../service/retrieve.js';
 import { followRegistryLinker } from '../../streams/registry-linker.js';
@@ -60,6 +61,8 @@ export function registerAskCommand(program: Command): void {
       if (!parsed.ok) throw new UsageError(parsed.problems.join('\n'));
       const { es } = clusterElasticsearch();
       const embedder = await configuredEmbedder();
+      // With NEON_LLM_* set, an answer written by the LLM from the retrieved items; otherwise extractive.
+      const chat = chatModelFromEnv(process.env);
       let linker;
       let stopLinker = async (): Promise<void> => undefined;
       if (flags.link) {
@@ -73,7 +76,7 @@ export function registerAskCommand(program: Command): void {
       }
       try {
         const retriever = new Retriever({ es, embedder, prefix: indexPrefix(), ...(linker ? { linker } : {}) });
-        const result = await answerQuestion(retriever, parsed.request);
+        const result = await answerQuestion(retriever, parsed.request, chat);
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
           return;
@@ -90,6 +93,7 @@ export function registerAskCommand(program: Command): void {
         );
       } finally {
         await stopLinker();
+        await chat?.close();
         await embedder.close();
         await es.close();
       }

@@ -17,6 +17,7 @@ import { followRegistryLinker } from '../../streams/registry-linker.js';
 import { startChunkIndexStage, startInteractionIndexStage } from '../../streams/stages/index-stage.js';
 import { startQueryStage } from '../../streams/stages/query-stage.js';
 import { Retriever } from '../../service/retrieve.js';
+import { chatModelFromEnv } from '../../processors/extract/openai-chat-model.js';
 import { clusterElasticsearch, configuredEmbedder, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 
@@ -50,6 +51,7 @@ export function registerPipelineCommand(program: Command): void {
       const metricsFor = (stage: string) => stageMetrics(registry, stage);
       const { linker, tail: registryTail } = await followRegistryLinker(transport);
       const retriever = new Retriever({ es, embedder, linker, prefix });
+      const chat = chatModelFromEnv(process.env, { registry });
       // Downstream first, so nothing waits on a stage that is not there yet.
       const stages: RunningStage[] = [
         await startChunkIndexStage(transport, { es, embedder, prefix, metrics: metricsFor('index-chunks') }),
@@ -59,7 +61,7 @@ export function registerPipelineCommand(program: Command): void {
           prefix,
           metrics: metricsFor('index-interactions'),
         }),
-        await startQueryStage(transport, { retriever, metrics: metricsFor('query') }),
+        await startQueryStage(transport, { retriever, metrics: metricsFor('query'), ...(chat ? { chat } : {}) }),
       ];
       const spikes = await startSpikeStage(transport, {
         metrics: metricsFor('spikes'),
@@ -77,6 +79,7 @@ export function registerPipelineCommand(program: Command): void {
         apiKeys: apiKeysFrom(process.env),
         spikes: feed,
         retriever,
+        ...(chat ? { chat } : {}),
       });
       say(
         `pipeline running on ${brokers.join(',')} and ${esUrl}: news.articles → markup → chunk → dedupe → ` +
@@ -90,6 +93,7 @@ export function registerPipelineCommand(program: Command): void {
         `API at ${api.url}: /v1/ask, /v1/search, /v1/spikes (live: /v1/spikes/stream); metrics at ${metrics.url}/metrics`,
       );
       if (webhooks.data.length > 0) say(`webhooks: ${webhooks.data.length} endpoint(s)`);
+      say(chat ? `answers written by ${chat.model}` : 'no LLM configured (NEON_LLM_*): extractive answers');
       say('Ctrl-C to stop');
       await untilSignalled(
         async () => {
@@ -99,6 +103,7 @@ export function registerPipelineCommand(program: Command): void {
           await feed.stop();
           await registryTail.stop();
           await metrics.close();
+          await chat?.close();
           await embedder.close();
           await es.close();
           await transport.close();

@@ -14,6 +14,9 @@ import {
 import { Retriever } from '../../service/retrieve.js';
 import { startApiServer, type ApiServer } from '../../service/api-server.js';
 import { ChatModelError, type ChatModel } from '../../processors/extract/chat-model.js';
+import { llmConfig } from '../../processors/extract/llm-config.js';
+import { OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
+import { fakeReplies, startFakeOpenAiServer } from '../harness/fake-openai-server.js';
 import { freshIndex } from '../harness/fresh-names.js';
 import { useLiveClients } from '../harness/live-clients.js';
 
@@ -236,6 +239,46 @@ describe('query API on real Elasticsearch', () => {
     expect(Object.keys(spec.paths)).toEqual(
       expect.arrayContaining(['/v1/search', '/v1/ask', '/v1/entities/{id}/timeline', '/v1/spikes']),
     );
+  });
+
+  it('answers through the real OpenAI client over HTTP, and falls back when the endpoint is down', async () => {
+    const fake = await startFakeOpenAiServer({ chat: () => 'Doja Cat did b [1]; older news in [3].' });
+    const chat = new OpenAiChatModel(
+      llmConfig({
+        baseUrl: fake.url,
+        model: 'fake-model',
+        timeoutMs: 2_000,
+        retry: { attempts: 2, baseMs: 1, capMs: 5 },
+      }),
+    );
+    try {
+      const base = await serve({ chat });
+      const body = (await (await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3`)).json()) as {
+        answer: string;
+        model: string;
+        citations: { n: number; id: string; url: string }[];
+      };
+      expect(body).toMatchObject({ answer: 'Doja Cat did b [1]; older news in [3].', model: 'fake-model' });
+      expect(body.citations.map((c) => [c.n, c.id, c.url])).toEqual([
+        [1, 'b', 'https://news.example/b'],
+        [3, 'c', 'https://news.example/c'],
+      ]);
+      const [request] = fake.chatRequests();
+      expect(request!.messages[1]!.content).toContain('Today is August 31, 2023.');
+      expect(request!.temperature).toBe(0);
+      // A second identical question costs nothing: the client's cache answers.
+      await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3`);
+      expect(fake.totals.chatCalls).toBe(1);
+      fake.enqueue(fakeReplies.serverError(), fakeReplies.serverError());
+      const down = (await (await fetch(`${base}/v1/ask?q=doja+again&date=${date}&k=3`)).json()) as {
+        model: null;
+        fallback: string;
+      };
+      expect(down).toMatchObject({ model: null, fallback: 'llm_unavailable' });
+    } finally {
+      await chat.close();
+      await fake.close();
+    }
   });
 
   it('refuses bad requests with every problem, wants a key when keys are set, and rate-limits per key', async () => {
