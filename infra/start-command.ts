@@ -62,10 +62,10 @@ export function registerStartCommand(program: Command): void {
     .option('--once', 'exit after the self-check instead of staying up')
     .action(async (flags: { once?: boolean }) => {
       const say = (line: string): void => void process.stdout.write(`${line}\n`);
-      say('neon-stream: the full pipeline is not built yet. Intake, markup, chunking and dedupe exist and run');
-      say('on Kafka with `neon pipeline` and `neon replay FILE` / `neon intake` (see the README); spike');
-      say('detection, extraction, indexing and the query service do not. This start brings up the');
-      say('infrastructure they run on and checks it end to end.');
+      say('neon-stream: the embedded one-process mode is not built yet. Intake, markup, chunking, dedupe,');
+      say('spike alerts, indexing and the query service run on Kafka + Elasticsearch with `neon pipeline`,');
+      say('fed by `neon replay FILE` / `neon intake`, and `neon ask` answers (see the README); LLM extraction');
+      say('is not built yet. This start brings up the infrastructure they run on and checks it end to end.');
       const config = loadLocalInfraConfig(process.env);
       const before = await localInfrastructureStatus(config);
       const alreadyRunning = new Set(before.filter((s) => s.state === 'ready').map((s) => s.service));

@@ -50,7 +50,7 @@ describe('neon start', () => {
     const run = runStart(['--once']);
     expect(await run.exited).toBe(0);
     const output = run.output();
-    expect(output).toContain('full pipeline is not built yet');
+    expect(output).toContain('embedded one-process mode is not built yet');
     expect(output).toMatch(/kafka: produced and consumed a record in \d+ ms/);
     expect(output).toMatch(/elasticsearch: indexed and found a document in \d+ ms/);
     expect((await kafkaClusterReady(brokers)).ready).toBe(true);
