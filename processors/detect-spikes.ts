@@ -54,6 +54,12 @@ export interface SpikeDetectorOptions {
   maxAlertInteractions: number;
   /** An entity with no count left in any window, no open episode and no mention for this long is forgotten. */
   forgetAfterMs: number;
+  /**
+   * Whether this detector's own alerts come back to it through `noteSentAlert` (the stage follows
+   * entity.spikes). Then an entity is forgotten only once its last alert has come back: an echo
+   * arriving after the forget would otherwise bring back an episode that has long ended.
+   */
+  alertsEchoed: boolean;
   /** Mentions stamped further than this ahead of the wall clock are refused (a broken clock upstream). */
   futureToleranceMs: number;
   /** Wall clock for `detected_at` and the future check; injected by tests. */
@@ -66,6 +72,7 @@ export const DEFAULT_SPIKE_DETECTOR_OPTIONS: SpikeDetectorOptions = {
   maxAlertArticles: 20,
   maxAlertInteractions: 5,
   forgetAfterMs: 35 * DAY_MS,
+  alertsEchoed: false,
   futureToleranceMs: 2 * DAY_MS,
   now: () => Date.now(),
 };
@@ -106,6 +113,8 @@ interface EntityState {
   interactions: NotedInteraction[];
   episodes: Map<Granularity, SpikeEpisodeState>;
   lastMentionAt: number;
+  /** The last alert this detector sent for the entity, until it is read back (`alertsEchoed` only). */
+  awaitingEcho?: string;
   /** Event time after which the next prune is due: pruning every mention would cost O(state) each. */
   pruneDueAt: number;
 }
@@ -151,6 +160,11 @@ function hasTimeOfDay(t: number): boolean {
 }
 
 /** Whether a sent alert state is newer than what the episode holds (bucket first, then life-cycle order). */
+/** Identifies one sent alert state, to recognise it when it is read back. */
+function echoKey(alert: Pick<SpikeAlert, 'id' | 'state' | 'window_end'>): string {
+  return `${alert.id}/${alert.state}/${alert.window_end}`;
+}
+
 function isNewer(alert: { bucket_start: number; state: SpikeState }, held: SpikeEpisodeState | undefined): boolean {
   if (!held) return true;
   if (alert.bucket_start !== held.bucket_start) return alert.bucket_start > held.bucket_start;
@@ -278,6 +292,8 @@ export class SpikeDetector {
       this.put(entity);
     }
     if (isNewer(episode, entity.episodes.get(alert.granularity))) entity.episodes.set(alert.granularity, episode);
+    // Echoes come back in the order they were sent: the last one means every earlier one is in.
+    if (entity.awaitingEcho === echoKey(alert)) delete entity.awaitingEcho;
   }
 
   /** An interaction extracted for an entity: the first ones go into its later alerts. */
@@ -482,7 +498,8 @@ export class SpikeDetector {
           entity.counts.DAY.size === 0 &&
           entity.counts.HOUR.size === 0 &&
           ![...entity.episodes.values()].some((e) => e.state !== 'ENDED') &&
-          entity.lastMentionAt < t - this.options.forgetAfterMs;
+          entity.lastMentionAt < t - this.options.forgetAfterMs &&
+          entity.awaitingEcho === undefined;
         if (quiet) {
           this.remove(entity);
           changed.delete(entity);
@@ -542,6 +559,7 @@ export class SpikeDetector {
     });
     const windowStart = bucket - (rule.rollingBuckets - 1) * size;
     const windowEnd = bucket + size;
+    if (this.options.alertsEchoed) entity.awaitingEcho = echoKey({ id, state, window_end: windowEnd });
     const articles = entity.recentArticles.filter((a) => a.t >= windowStart && a.t < windowEnd);
     const shown = articles.slice(0, this.options.maxAlertArticles);
     const countsFrom = bucket - (rule.baselineBuckets + rule.rollingBuckets - 1) * size;

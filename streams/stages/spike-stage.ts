@@ -109,7 +109,7 @@ function spikeWriter(
 export async function startSpikeStage(transport: Transport, options: SpikeStageOptions = {}): Promise<SpikeStage> {
   const topics = pipelineTopics(options.topics);
   const log = options.log ?? stderrLogger;
-  const detector = new SpikeDetector(options.detector);
+  const detector = new SpikeDetector({ ...options.detector, alertsEchoed: true });
   const metrics = options.registry ? spikeMetrics(options.registry) : undefined;
   const decodeState = stageDecoder('EntitySpikeState');
   const decodeAlert = stageDecoder('SpikeAlert');

@@ -204,6 +204,33 @@ describe('SpikeDetector state', () => {
     ...[14, 15, 16].map((d) => mentionOf('e-filler', d)),
   ];
 
+  it('forgets an entity only after its own alerts are read back, so a late echo cannot reopen an ended episode', () => {
+    // e-lu spikes, ends, goes quiet past forgetAfter while the clock moves on, then is mentioned again.
+    const mentions = [
+      ...steady('e-lu', 9),
+      ...mentionsOn('e-lu', 9, 6),
+      ...Array.from({ length: 40 }, (_, d) => mentionOf('e-clock', 10 + d)),
+      ...mentionsOn('e-lu', 47, 1),
+      ...[50, 51, 52].map((d) => mentionOf('e-clock', d)),
+    ].sort((a, b) => a.t - b.t);
+    const reference = summary(alertsOf(run(dayOnly(), mentions)));
+    expect(reference).toContain('e-lu DAY ENDED 2025-01-18');
+
+    // The stage reads its alerts back from entity.spikes, some mentions behind: any lag gives the same alerts.
+    for (let lag = 0; lag <= mentions.length; lag++) {
+      const detector = new SpikeDetector({ hour: null, now, alertsEchoed: true });
+      const inFlight: SpikeAlert[][] = [];
+      const sent: SpikeAlert[] = [];
+      for (const mention of mentions) {
+        const { alerts } = detector.offer(mention, 0);
+        sent.push(...alerts);
+        inFlight.push(alerts);
+        if (inFlight.length > lag) inFlight.shift()!.forEach((a) => detector.noteSentAlert(a));
+      }
+      expect(summary(sent), `echoes ${lag} mentions behind`).toEqual(reference);
+    }
+  });
+
   it('continues from its changelog exactly as if it had never stopped, wherever it stops', () => {
     const mentions = stream().sort((a, b) => a.t - b.t);
     const uninterrupted = summary(alertsOf(run(dayOnly(), mentions)));
