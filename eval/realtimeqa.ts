@@ -30,7 +30,11 @@ import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import type { SearchRequest, Store, Strategy } from '../processors/query/search-request.js';
 import { datastoreNames, monthlyIndex } from '../schemas/elasticsearch/datastore-templates.js';
-import type { Article, Interaction } from '../schemas/records.generated.js';
+import type { Article } from '../schemas/records.generated.js';
+import { extractFromChunks } from '../processors/extract/extraction-plan.js';
+import { ALL_ENTITIES } from '../processors/extract/extraction-targets.js';
+import { LlmInteractionExtractor, OfflineInteractionExtractor } from '../processors/extract/interaction-extractor.js';
+import { chatModelFromEnv } from '../processors/extract/openai-chat-model.js';
 import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
 import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
 import { configuredEmbedder } from '../bin/commands/cluster-services.js';
@@ -163,8 +167,16 @@ async function main(): Promise<void> {
   }
   articles.sort((a, b) => a.published_at - b.published_at);
   const { registry, chunks } = markChunkDedupe(articles);
-  // The interactions datastore is filled once an extractor runs here; until then only chunks are scored.
-  const interactions: Interaction[] = [];
+  // The interactions datastore: the configured LLM (NEON_LLM_*) if any, else the offline extractor;
+  // every entity is a target, as the evaluation asks about entities no spike may have flagged.
+  const chat = chatModelFromEnv(process.env);
+  const extraction = await extractFromChunks(chunks, {
+    extractor: chat ? new LlmInteractionExtractor(chat) : new OfflineInteractionExtractor(),
+    targets: ALL_ENTITIES,
+    variants: ['M1', 'M2'],
+  });
+  await chat?.close();
+  const interactions = extraction.interactions;
   const prepared = (performance.now() - started) / 1000;
   console.error(
     `${evaluated.length} questions: ${articles.length} articles (${docs.size - articles.length} refused), ` +

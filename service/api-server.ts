@@ -6,6 +6,8 @@ import { registerQueryRoutes } from './query-routes.js';
 import { RateLimiter } from './rate-limiter.js';
 import type { Retriever } from './retrieve.js';
 import { registerSpikeRoutes } from './spike-routes.js';
+import type { ApiAccess } from './api-access.js';
+import { registerExtractionRoutes, type ExtractionRoutesOptions } from './extraction-routes.js';
 
 export interface ApiServerOptions {
   port: number;
@@ -19,6 +21,8 @@ export interface ApiServerOptions {
   /** The query routes (`/v1/search`, `/v1/ask`, timelines) when the datastores are there. */
   retriever?: Retriever;
   chat?: ChatModel;
+  /** The extraction-target routes (`/v1/extraction/targets`) when extraction runs in this process. */
+  extraction?: Omit<ExtractionRoutesOptions, keyof ApiAccess>;
 }
 
 export interface ApiServer {
@@ -50,6 +54,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       ...(options.chat ? { chat: options.chat } : {}),
     });
   }
+  if (options.extraction) registerExtractionRoutes(app, { ...options.extraction, tokens, limiter });
   app.get('/healthz', async () => ({ ok: true }));
   const url = await app.listen({ port: options.port, host: options.host ?? '127.0.0.1' });
   return { url: url.replace(/\/$/, ''), close: () => app.close() };

@@ -14,13 +14,19 @@ export const STAGE_ERROR_CODES = [
   'es_document_rejected',
   // A webhook endpoint refused an alert (4xx) or stayed unreachable through every retry.
   'webhook_failed',
+  // The LLM's answer stayed invalid through a retry, or the endpoint refused the request itself (4xx).
+  'llm_invalid_output',
+  'llm_rejected',
   // Transient: worth retrying with backoff.
   'es_unavailable',
   'kafka_unavailable',
   'timeout',
+  // The LLM endpoint is down, rate-limiting, timing out, or the hourly token budget is spent.
+  'llm_unavailable',
   // Cannot continue without an operator: bad credentials, missing permission, failed dead-letter write.
   'es_unauthorized',
   'dead_letter_failed',
+  'llm_unauthorized',
   'internal',
 ] as const;
 
@@ -29,8 +35,18 @@ export type StageErrorCode = (typeof STAGE_ERROR_CODES)[number];
 /** How a failure is handled. */
 export type Disposition = 'retry' | 'dead_letter' | 'fatal';
 
-const FATAL_CODES: ReadonlySet<StageErrorCode> = new Set(['es_unauthorized', 'dead_letter_failed', 'internal']);
-const RETRIABLE_CODES: ReadonlySet<StageErrorCode> = new Set(['es_unavailable', 'kafka_unavailable', 'timeout']);
+const FATAL_CODES: ReadonlySet<StageErrorCode> = new Set([
+  'es_unauthorized',
+  'dead_letter_failed',
+  'llm_unauthorized',
+  'internal',
+]);
+const RETRIABLE_CODES: ReadonlySet<StageErrorCode> = new Set([
+  'es_unavailable',
+  'kafka_unavailable',
+  'timeout',
+  'llm_unavailable',
+]);
 
 export class StageError extends Error {
   override readonly name = 'StageError';

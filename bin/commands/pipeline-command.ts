@@ -18,6 +18,13 @@ import { startChunkIndexStage, startInteractionIndexStage } from '../../streams/
 import { startQueryStage } from '../../streams/stages/query-stage.js';
 import { Retriever } from '../../service/retrieve.js';
 import { chatModelFromEnv } from '../../processors/extract/openai-chat-model.js';
+import { extractConfigFromEnv } from '../../processors/extract/extract-config.js';
+import { ALL_ENTITIES, ConfiguredTargets, unionTargets } from '../../processors/extract/extraction-targets.js';
+import {
+  LlmInteractionExtractor,
+  OfflineInteractionExtractor,
+} from '../../processors/extract/interaction-extractor.js';
+import { startExtractStage } from '../../streams/stages/extract-stage.js';
 import { clusterElasticsearch, configuredEmbedder, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 
@@ -41,6 +48,8 @@ export function registerPipelineCommand(program: Command): void {
       }
       const spikeConfig = spikeConfigFromEnv(process.env);
       if (!spikeConfig.ok) throw new ConfigError(spikeConfig.problems);
+      const extractConfig = extractConfigFromEnv(process.env);
+      if (!extractConfig.ok) throw new ConfigError(extractConfig.problems);
       const { transport, brokers } = await clusterTransport('neon-pipeline');
       const { es, url: esUrl } = clusterElasticsearch();
       const embedder = await configuredEmbedder();
@@ -63,6 +72,22 @@ export function registerPipelineCommand(program: Command): void {
         }),
         await startQueryStage(transport, { retriever, metrics: metricsFor('query'), ...(chat ? { chat } : {}) }),
       ];
+      // Extraction targets: configured subjects ∪ spiking entities (or every entity, offline by default).
+      const feed = await followSpikes(transport, TOPICS.spikes);
+      const extractor = chat ? new LlmInteractionExtractor(chat) : new OfflineInteractionExtractor();
+      const configured = new ConfiguredTargets(extractConfig.config.subjects);
+      const targetMode = extractConfig.config.targets ?? (chat ? 'gated' : 'all');
+      stages.push(
+        await startExtractStage(transport, {
+          extractor,
+          targets: targetMode === 'all' ? ALL_ENTITIES : unionTargets(configured, feed.targets),
+          variants: extractConfig.config.variants,
+          batching: extractConfig.config.batching,
+          pairSelection: extractConfig.config.pairSelection,
+          registry,
+          metrics: metricsFor('extract'),
+        }),
+      );
       const spikes = await startSpikeStage(transport, {
         metrics: metricsFor('spikes'),
         registry,
@@ -73,17 +98,17 @@ export function registerPipelineCommand(program: Command): void {
       if (webhooks.data.length > 0) {
         stages.push(await startWebhookStage(transport, { endpoints: webhooks.data, metrics: metricsFor('webhooks') }));
       }
-      const feed = await followSpikes(transport, TOPICS.spikes);
       const api = await startApiServer({
         port: Number(flags.apiPort),
         apiKeys: apiKeysFrom(process.env),
         spikes: feed,
         retriever,
         ...(chat ? { chat } : {}),
+        extraction: { configured, spiking: feed.targets, mode: targetMode },
       });
       say(
         `pipeline running on ${brokers.join(',')} and ${esUrl}: news.articles → markup → chunk → dedupe → ` +
-          'spikes, index (embeddings: ' +
+          'spikes, extract, index (embeddings: ' +
           `${embedder.model})`,
       );
       say(
@@ -94,6 +119,10 @@ export function registerPipelineCommand(program: Command): void {
       );
       if (webhooks.data.length > 0) say(`webhooks: ${webhooks.data.length} endpoint(s)`);
       say(chat ? `answers written by ${chat.model}` : 'no LLM configured (NEON_LLM_*): extractive answers');
+      say(
+        `extraction: ${extractor.model}, ${extractConfig.config.variants.filter((v) => extractor.variants.includes(v)).join('+')}, ` +
+          (targetMode === 'all' ? 'every entity' : `targets: ${configured.list().length} configured ∪ spiking`),
+      );
       say('Ctrl-C to stop');
       await untilSignalled(
         async () => {

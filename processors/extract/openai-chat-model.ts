@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import OpenAI, {
   APIConnectionError,
@@ -87,6 +88,8 @@ export class OpenAiChatModel implements ChatModel {
         ? undefined
         : new TokenBudget(config.tokensPerHour, options.now === undefined ? {} : { now: options.now });
     this.#slots = new RequestSlots(config.concurrency, config.maxQueued);
+    // Every attempt in flight (and each backoff wait) listens on the one closing signal.
+    setMaxListeners(2 * config.concurrency + 10, this.#closing.signal);
     this.#metrics = llmMetrics(options.registry ?? new Registry(), options.purposes);
     this.#sleep = options.sleep ?? ((ms, signal) => delay(ms, undefined, { signal }));
     this.#random = options.random ?? Math.random;
@@ -216,6 +219,23 @@ export class OpenAiChatModel implements ChatModel {
   }
 
   async #attempt(request: ChatRequest, reservation: BudgetReservation | undefined): Promise<CachedAnswer> {
+    // One signal per attempt, aborted by close(): the client leaves a listener on the signal it is
+    // given, so handing it the long-lived closing signal would grow that signal by one per call.
+    const attempt = new AbortController();
+    const abort = (): void => attempt.abort(this.#closing.signal.reason);
+    this.#closing.signal.addEventListener('abort', abort, { once: true });
+    try {
+      return await this.#attemptWith(request, reservation, attempt.signal);
+    } finally {
+      this.#closing.signal.removeEventListener('abort', abort);
+    }
+  }
+
+  async #attemptWith(
+    request: ChatRequest,
+    reservation: BudgetReservation | undefined,
+    signal: AbortSignal,
+  ): Promise<CachedAnswer> {
     const response: WireCompletion = await this.#client.chat.completions.create(
       {
         model: this.model,
@@ -224,7 +244,7 @@ export class OpenAiChatModel implements ChatModel {
         ...(request.maxTokens === undefined ? {} : { [this.#config.maxTokensField]: request.maxTokens }),
         ...(request.json === true ? { response_format: { type: 'json_object' as const } } : {}),
       },
-      { signal: this.#closing.signal },
+      { signal },
     );
     const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
     const message = choice?.message as { content?: unknown; refusal?: unknown } | undefined;
