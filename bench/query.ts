@@ -21,6 +21,7 @@ import { datastoreNames, monthlyIndex } from '../schemas/elasticsearch/datastore
 import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
 import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
 import { Retriever } from '../service/retrieve.js';
+import { ElasticsearchDatastore } from '../streams/elasticsearch-datastore.js';
 import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
 import { writeBenchResults } from './results.js';
 
@@ -106,6 +107,13 @@ const infra = await acquireTestInfrastructure(process.env, (line) => console.err
 const baseEs = createElasticsearchClient({ url: infra.elasticsearchUrl });
 const es =
   Object.keys(infra.elasticsearchHeaders).length === 0 ? baseEs : baseEs.child({ headers: infra.elasticsearchHeaders });
+// A force merge of a large index takes minutes; the client's transport gives up on a silent socket at
+// its own request timeout, whatever a single call asks for, so merges get a client of their own.
+const baseMergeEs = createElasticsearchClient({ url: infra.elasticsearchUrl }, { requestTimeoutMs: 3_600_000 });
+const mergeEs =
+  Object.keys(infra.elasticsearchHeaders).length === 0
+    ? baseMergeEs
+    : baseMergeEs.child({ headers: infra.elasticsearchHeaders });
 const runs: {
   n: number;
   strategy: string;
@@ -120,105 +128,110 @@ try {
   for (const n of SIZES) {
     const prefix = `bench-query-${n}-${Date.now().toString(36)}`;
     await ensureDatastores(es, { model: 'bench-random-384', dimensions: DIMS }, { prefix });
-    const indexStarted = performance.now();
-    await fill(es, prefix, n);
-    const indexSeconds = (performance.now() - indexStarted) / 1000;
-    let mergeSeconds = 0;
-    if (args['force-merge']) {
-      // A long-lived index has few segments; a freshly filled one has many, and kNN searches each one.
-      const mergeStarted = performance.now();
-      await es.indices.forcemerge(
-        { index: `${datastoreNames('interactions', prefix).indexPrefix}*`, max_num_segments: 1 },
-        { requestTimeout: 3_600_000 },
-      );
-      mergeSeconds = (performance.now() - mergeStarted) / 1000;
-    }
-    const segments = await es.cat.segments({
-      index: `${datastoreNames('interactions', prefix).indexPrefix}*`,
-      format: 'json',
-    });
-    let current: Float32Array = new Float32Array(DIMS);
-    const embedder: Embedder = {
-      model: 'bench-random-384',
-      dimensions: DIMS,
-      embed: (texts) => Promise.resolve(texts.map(() => current)),
-      close: () => Promise.resolve(),
-    };
-    const retriever = new Retriever({ es, embedder, prefix });
-    const queries = Array.from({ length: QUERIES }, () => ({
-      vector: unitVector(),
-      tq: START + Math.floor((0.1 + random() * 0.9) * SPAN_DAYS * DAY_MS),
-    }));
-    const alias = datastoreNames('interactions', prefix).alias;
-    const raw = async (vector: Float32Array, tq: number): Promise<void> => {
-      await es.search({
-        index: alias,
-        knn: {
-          field: 'embedding',
-          query_vector: Array.from(vector),
-          k: K,
-          num_candidates: Math.max(100, K * 4),
-          filter: [{ range: { published_at: { lte: tq } } }],
-        },
-        size: K,
-        _source: ['id', 'text', 'published_at'],
-      });
-    };
-    // Warm-up: the first searches load the graph.
-    for (const q of queries.slice(0, 20)) await raw(q.vector, q.tq);
-    const timeAll = async (run: (q: (typeof queries)[number]) => Promise<unknown>): Promise<number[]> => {
-      const times: number[] = [];
-      for (const q of queries) {
-        const started = performance.now();
-        await run(q);
-        times.push(performance.now() - started);
+    try {
+      const indexStarted = performance.now();
+      await fill(es, prefix, n);
+      const indexSeconds = (performance.now() - indexStarted) / 1000;
+      let mergeSeconds = 0;
+      if (args['force-merge']) {
+        // A long-lived index has few segments; a freshly filled one has many, and kNN searches each one.
+        const mergeStarted = performance.now();
+        await mergeEs.indices.forcemerge(
+          { index: `${datastoreNames('interactions', prefix).indexPrefix}*`, max_num_segments: 1 },
+          { requestTimeout: 3_600_000, maxRetries: 0 },
+        );
+        mergeSeconds = (performance.now() - mergeStarted) / 1000;
       }
-      return times.sort((a, b) => a - b);
-    };
-    const rawTimes = await timeAll((q) => raw(q.vector, q.tq));
-    const rawP95 = percentile(rawTimes, 95);
-    for (const strategy of ['temporal', 'generic', 'tempralm'] as Strategy[]) {
-      const times = await timeAll((q) => {
-        current = q.vector;
-        const request: SearchRequest = {
-          q: 'benchmark query',
-          tq: q.tq,
-          k: K,
+      const segments = await es.cat.segments({
+        index: `${datastoreNames('interactions', prefix).indexPrefix}*`,
+        format: 'json',
+      });
+      let current: Float32Array = new Float32Array(DIMS);
+      const embedder: Embedder = {
+        model: 'bench-random-384',
+        dimensions: DIMS,
+        embed: (texts) => Promise.resolve(texts.map(() => current)),
+        close: () => Promise.resolve(),
+      };
+      const retriever = new Retriever({ datastore: new ElasticsearchDatastore({ es, prefix }), embedder });
+      const queries = Array.from({ length: QUERIES }, () => ({
+        vector: unitVector(),
+        tq: START + Math.floor((0.1 + random() * 0.9) * SPAN_DAYS * DAY_MS),
+      }));
+      const alias = datastoreNames('interactions', prefix).alias;
+      const raw = async (vector: Float32Array, tq: number): Promise<void> => {
+        await es.search({
+          index: alias,
+          knn: {
+            field: 'embedding',
+            query_vector: Array.from(vector),
+            k: K,
+            num_candidates: Math.max(100, K * 4),
+            filter: [{ range: { published_at: { lte: tq } } }],
+          },
+          size: K,
+          _source: ['id', 'text', 'published_at'],
+        });
+      };
+      // Warm-up: the first searches load the graph.
+      for (const q of queries.slice(0, 20)) await raw(q.vector, q.tq);
+      const timeAll = async (run: (q: (typeof queries)[number]) => Promise<unknown>): Promise<number[]> => {
+        const times: number[] = [];
+        for (const q of queries) {
+          const started = performance.now();
+          await run(q);
+          times.push(performance.now() - started);
+        }
+        return times.sort((a, b) => a - b);
+      };
+      const rawTimes = await timeAll((q) => raw(q.vector, q.tq));
+      const rawP95 = percentile(rawTimes, 95);
+      for (const strategy of ['temporal', 'generic', 'tempralm'] as Strategy[]) {
+        const times = await timeAll((q) => {
+          current = q.vector;
+          const request: SearchRequest = {
+            q: 'benchmark query',
+            tq: q.tq,
+            k: K,
+            strategy,
+            store: 'interactions',
+            constraint: 'none',
+            constraintAt: q.tq,
+            windowDays: 7,
+            alpha: 1,
+            includeFuture: false,
+          };
+          return retriever.search(request);
+        });
+        const p95 = percentile(times, 95);
+        runs.push({
+          n,
           strategy,
-          store: 'interactions',
-          constraint: 'none',
-          constraintAt: q.tq,
-          windowDays: 7,
-          alpha: 1,
-          includeFuture: false,
-        };
-        return retriever.search(request);
-      });
-      const p95 = percentile(times, 95);
-      runs.push({
+          p50_ms: percentile(times, 50),
+          p95_ms: p95,
+          p99_ms: percentile(times, 99),
+          raw_p95_ms: rawP95,
+          ratio: Math.round((p95 / rawP95) * 100) / 100,
+        });
+      }
+      detail.push({
         n,
-        strategy,
-        p50_ms: percentile(times, 50),
-        p95_ms: p95,
-        p99_ms: percentile(times, 99),
-        raw_p95_ms: rawP95,
-        ratio: Math.round((p95 / rawP95) * 100) / 100,
+        index_seconds: Math.round(indexSeconds),
+        force_merge_seconds: Math.round(mergeSeconds),
+        segments: segments.length,
+        raw_p50_ms: percentile(rawTimes, 50),
+        raw_p99_ms: percentile(rawTimes, 99),
       });
-    }
-    detail.push({
-      n,
-      index_seconds: Math.round(indexSeconds),
-      force_merge_seconds: Math.round(mergeSeconds),
-      segments: segments.length,
-      raw_p50_ms: percentile(rawTimes, 50),
-      raw_p99_ms: percentile(rawTimes, 99),
-    });
-    for (const index of await monthlyIndices(es, 'interactions', prefix)) await es.indices.delete({ index });
-    for (const kind of ['interactions', 'chunks'] as const) {
-      await es.indices.deleteIndexTemplate({ name: datastoreNames(kind, prefix).template }, { ignore: [404] });
+    } finally {
+      // Also after a failure: a million leftover vectors would slow every later run.
+      for (const index of await monthlyIndices(es, 'interactions', prefix)) await es.indices.delete({ index });
+      for (const kind of ['interactions', 'chunks'] as const) {
+        await es.indices.deleteIndexTemplate({ name: datastoreNames(kind, prefix).template }, { ignore: [404] });
+      }
     }
   }
 } finally {
+  await mergeEs.close();
   await es.close();
   await infra.release();
 }
