@@ -5,26 +5,39 @@
  */
 import { Command } from 'commander';
 import { registerInfraCommands } from '../infra/infra-command.js';
-import { registerStartCommand } from '../infra/start-command.js';
+import { registerStartCommand } from './commands/start-command.js';
 import { reportFailure } from '../infra/cli-errors.js';
 import { registerIntakeCommand } from './commands/intake-command.js';
 import { registerPipelineCommand } from './commands/pipeline-command.js';
 import { registerReplayCommand } from './commands/replay-command.js';
 import { registerSpikesCommand } from './commands/spikes-command.js';
 import { registerAskCommand } from './commands/ask-command.js';
+import { registerEntitiesCommand } from './commands/entities-command.js';
+import { registerIngestCommand } from './commands/ingest-command.js';
+import { registerToolCommands } from './commands/tool-commands.js';
+import { registerTopicsCommand } from './commands/topics-command.js';
 
 const program = new Command()
   .name('neon')
   .description('neon-stream: live news → entity interactions → temporal answers')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  .addHelpText(
+    'after',
+    '\nExit codes: 0 done, 1 failure (with what to do), 2 bad usage or configuration, 3 a check failed ' +
+      '(topics --max-lag, infra status), 130 interrupted.\nEvery command that prints data takes --json.',
+  );
 
-registerInfraCommands(program);
 registerStartCommand(program);
+registerInfraCommands(program);
+registerIngestCommand(program);
 registerReplayCommand(program);
 registerIntakeCommand(program);
 registerPipelineCommand(program);
-registerSpikesCommand(program);
 registerAskCommand(program);
+registerSpikesCommand(program);
+registerEntitiesCommand(program);
+registerTopicsCommand(program);
+registerToolCommands(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.exitCode = reportFailure(error);

@@ -39,6 +39,7 @@ import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
 import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
 import { configuredEmbedder } from '../bin/commands/cluster-services.js';
 import { Retriever, type RetrievedItem } from '../service/retrieve.js';
+import { ElasticsearchDatastore } from '../streams/elasticsearch-datastore.js';
 import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
 import { devDataPath, missingDevDataMessage } from './dev-data.js';
 import { markChunkDedupe } from './process-articles.js';
@@ -230,7 +231,7 @@ async function main(): Promise<void> {
     const linker = new EntityLinker(
       [...registry.entities()].map((e) => ({ id: e.id, name: e.name, aliases: e.aliases, mentions: e.mentions })),
     );
-    const retriever = new Retriever({ es, embedder, prefix, linker });
+    const retriever = new Retriever({ datastore: new ElasticsearchDatastore({ es, prefix }), embedder, linker });
     const urlOfChunk = new Map(chunks.map((c) => [c.id, c.provenance.map((p) => canonicalUrl(p.url))]));
     const stores: Store[] = interactions.length > 0 ? ['interactions', 'chunks', 'both'] : ['chunks'];
     for (const strategy of ['temporal', 'generic', 'tempralm'] as Strategy[]) {

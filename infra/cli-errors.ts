@@ -26,7 +26,14 @@ export function reportFailure(error: unknown): number {
   // Known conditions of the datastores and the model, by name (their classes live above this layer).
   if (
     error instanceof Error &&
-    ['EmbeddingModelMismatch', 'DatastoreMismatchError', 'EmbedderError', 'RetrievalTimeout'].includes(error.name)
+    [
+      'EmbeddingModelMismatch',
+      'DatastoreMismatchError',
+      'EmbedderError',
+      'RetrievalTimeout',
+      'DatastoreUnavailable',
+      'ServiceError',
+    ].includes(error.name)
   ) {
     process.stderr.write(`neon: ${error.message}\n`);
     return 1;

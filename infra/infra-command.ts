@@ -11,6 +11,7 @@ import {
 } from './local-infrastructure.js';
 import { prepareConfiguredEmbeddingModel } from './models/download-embedding-model.js';
 import type { ServiceStatus } from './service-status.js';
+import { runSelfCheck } from './self-check.js';
 
 interface InfraFlags {
   only?: ServiceName;
@@ -113,6 +114,15 @@ export function registerInfraCommands(program: Command): void {
       for (const line of await downLocalInfrastructure(config, servicesOf(flags), { purge: flags.purge === true })) {
         process.stdout.write(`${line}\n`);
       }
+    });
+
+  withInfraOptions(infra.command('check'))
+    .description('prove Kafka and Elasticsearch end to end: produce and consume a record, index and find a document')
+    .action(async (flags: InfraFlags) => {
+      const endpoints = localEndpoints(configFromFlags(flags));
+      const brokers = process.env.KAFKA_BROKERS?.split(',') ?? endpoints.kafkaBrokers;
+      const url = process.env.ES_URL ?? endpoints.elasticsearchUrl;
+      for (const line of await runSelfCheck(brokers, url)) process.stdout.write(`${line}\n`);
     });
 
   withInfraOptions(infra.command('status'))

@@ -8,6 +8,11 @@ import type { Retriever } from './retrieve.js';
 import { registerSpikeRoutes } from './spike-routes.js';
 import type { ApiAccess } from './api-access.js';
 import { registerExtractionRoutes, type ExtractionRoutesOptions } from './extraction-routes.js';
+import type { EntityDirectory } from '../processors/query/entity-directory.js';
+import { registerEntityRoutes } from './entity-routes.js';
+import { registerStatusRoutes, type StatusDocument } from './status-routes.js';
+import type { ArticlePublisher } from '../processors/intake/article-input.js';
+import { registerArticleEndpoint } from '../processors/intake/article-endpoint.js';
 
 export interface ApiServerOptions {
   port: number;
@@ -23,6 +28,12 @@ export interface ApiServerOptions {
   chat?: ChatModel;
   /** The extraction-target routes (`/v1/extraction/targets`) when extraction runs in this process. */
   extraction?: Omit<ExtractionRoutesOptions, keyof ApiAccess>;
+  /** `/v1/entities` (and, with a retriever, their mention counts). */
+  directory?: EntityDirectory;
+  /** `/v1/status`. */
+  status?: () => Promise<StatusDocument>;
+  /** `POST /v1/articles`, with its own bearer tokens (intake credentials are not query keys). */
+  intake?: { publisher: ArticlePublisher; tokens: readonly string[] };
 }
 
 export interface ApiServer {
@@ -55,6 +66,18 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     });
   }
   if (options.extraction) registerExtractionRoutes(app, { ...options.extraction, tokens, limiter });
+  if (options.directory) {
+    registerEntityRoutes(app, {
+      directory: options.directory,
+      tokens,
+      limiter,
+      ...(options.retriever ? { retriever: options.retriever } : {}),
+    });
+  }
+  if (options.status) registerStatusRoutes(app, { status: options.status, tokens, limiter });
+  if (options.intake && options.intake.tokens.length > 0) {
+    registerArticleEndpoint(app, { publisher: options.intake.publisher, tokens: options.intake.tokens });
+  }
   app.get('/healthz', async () => ({ ok: true }));
   const url = await app.listen({ port: options.port, host: options.host ?? '127.0.0.1' });
   return { url: url.replace(/\/$/, ''), close: () => app.close() };

@@ -15,7 +15,7 @@ import { MAX_K, parseSearchRequest, type SearchRequest } from '../processors/que
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
 import { answerQuestion } from './answer-question.js';
 import { openApiDocument } from './openapi.js';
-import { EmbeddingModelMismatch, RetrievalTimeout, type Retriever } from './retrieve.js';
+import { DatastoreUnavailable, EmbeddingModelMismatch, RetrievalTimeout, type Retriever } from './retrieve.js';
 
 export interface QueryRoutesOptions extends ApiAccess {
   retriever: Retriever;
@@ -49,9 +49,13 @@ function describe(request: SearchRequest): Record<string, unknown> {
   };
 }
 
-async function failed(reply: FastifyReply, error: unknown): Promise<FastifyReply> {
+/** A retrieval failure as the API answers it: 504, 503, or (a bug) rethrown for a 500. */
+export async function failedRetrieval(reply: FastifyReply, error: unknown): Promise<FastifyReply> {
   if (error instanceof RetrievalTimeout) return sendApiError(reply, 504, 'timeout', error.message);
   if (error instanceof EmbeddingModelMismatch) return sendApiError(reply, 503, 'model_mismatch', error.message);
+  if (error instanceof DatastoreUnavailable) {
+    return sendApiError(reply, 503, 'datastore_unavailable', 'the datastore did not answer; retry shortly');
+  }
   const status = (error as { meta?: { statusCode?: number } }).meta?.statusCode;
   const name = error instanceof Error ? error.name : '';
   if (name === 'ConnectionError' || name === 'NoLivingConnectionsError' || (status !== undefined && status >= 500)) {
@@ -79,7 +83,7 @@ export function registerQueryRoutes(app: FastifyInstance, options: QueryRoutesOp
       try {
         result = await options.retriever.search(query);
       } catch (error) {
-        return await failed(reply, error);
+        return await failedRetrieval(reply, error);
       }
       return reply.send({ query: describe(query), ...result });
     };
@@ -93,7 +97,7 @@ export function registerQueryRoutes(app: FastifyInstance, options: QueryRoutesOp
       try {
         result = await answerQuestion(options.retriever, query, options.chat);
       } catch (error) {
-        return await failed(reply, error);
+        return await failedRetrieval(reply, error);
       }
       return reply.send({ query: describe(query), ...result });
     };
@@ -120,7 +124,7 @@ export function registerQueryRoutes(app: FastifyInstance, options: QueryRoutesOp
           parsed.data.before === undefined ? undefined : Date.parse(parsed.data.before),
         );
       } catch (error) {
-        return await failed(reply, error);
+        return await failedRetrieval(reply, error);
       }
       return reply.send({ entity_id: id, date: new Date(tq).toISOString(), ...result });
     });

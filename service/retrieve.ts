@@ -1,4 +1,3 @@
-import type { Client, estypes } from '@elastic/elasticsearch';
 import type { Embedder } from '../processors/embed/embedder.js';
 import { publishedDay } from '../processors/index-documents.js';
 import {
@@ -13,7 +12,15 @@ import {
 } from '../processors/query/rank-candidates.js';
 import { reformulate, type EntityLinker, type LinkedEntity } from '../processors/query/reformulate-query.js';
 import type { SearchRequest, Store } from '../processors/query/search-request.js';
-import { datastoreNames } from '../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, type DatastoreKind } from '../schemas/elasticsearch/datastore-templates.js';
+import {
+  EmbeddingModelMismatch,
+  type Datastore,
+  type DocumentFilter,
+  type StoredDocument,
+} from '../streams/datastore.js';
+
+export { EmbeddingModelMismatch, RetrievalTimeout, DatastoreUnavailable } from '../streams/datastore.js';
 
 /** One retrieved document, as every interface returns it. */
 export interface RetrievedItem {
@@ -40,67 +47,25 @@ export interface RetrievalResult {
   timings_ms: Record<string, number>;
 }
 
-/** The datastore was built with another embedding model: its vectors and the query's do not compare. */
-export class EmbeddingModelMismatch extends Error {
-  override readonly name = 'EmbeddingModelMismatch';
-}
-
-export class RetrievalTimeout extends Error {
-  override readonly name = 'RetrievalTimeout';
-}
-
-interface Source {
-  id: string;
-  kind: 'interaction' | 'chunk';
-  text: string;
-  published_at: number | string;
-  urls?: string[];
-  entity_ids?: string[];
-  subject_id?: string;
-  subject_name?: string;
-  object_id?: string | null;
-  object_name?: string | null;
-  chunk_ids?: string[];
-  article_ids?: string[];
-}
+type Source = StoredDocument;
 
 interface Hit extends Candidate {
   source: Source;
 }
 
 export interface RetrieverOptions {
-  es: Client;
-  embedder: Embedder;
-  /** Index prefix (`<prefix>-chunks`, `<prefix>-interactions`); default `neon`. */
-  prefix?: string;
+  datastore: Datastore;
+  /** Needed by `search` only: timelines and mention counts read stored documents. */
+  embedder?: Embedder;
   linker?: EntityLinker;
   /** Per Elasticsearch call. Default 5 s. */
   timeoutMs?: number;
 }
 
-const SOURCE_FIELDS = [
-  'id',
-  'kind',
-  'text',
-  'published_at',
-  'urls',
-  'entity_ids',
-  'subject_id',
-  'subject_name',
-  'object_id',
-  'object_name',
-  'chunk_ids',
-  'article_ids',
-];
-
-function toMillis(value: number | string): number {
-  return typeof value === 'number' ? value : Date.parse(value);
-}
-
 /**
  * Runs a retrieval request against the datastores: link and reformulate (NEON §2.3), embed q′, fetch
- * candidates with one filtered kNN search (two for temporal widening), rank them by the strategy,
- * and give interactions the URL of the article they came from.
+ * candidates with one filtered nearest-neighbour search (two for temporal widening), rank them by
+ * the strategy, and give interactions the URL of the article they came from.
  */
 export class Retriever {
   private readonly timeoutMs: number;
@@ -110,21 +75,23 @@ export class Retriever {
     this.timeoutMs = options.timeoutMs ?? 5_000;
   }
 
-  /** Once: the datastores' templates must name the query embedder's model (when they exist). */
-  private checkModel(): Promise<void> {
+  get datastore(): Datastore {
+    return this.options.datastore;
+  }
+
+  get linker(): EntityLinker | undefined {
+    return this.options.linker;
+  }
+
+  /** Once: the datastores must have been built with the query embedder's model (when they exist). */
+  private checkModel(embedder: Embedder): Promise<void> {
     this.modelChecked ??= (async () => {
       for (const kind of ['chunks', 'interactions'] as const) {
-        const name = datastoreNames(kind, this.options.prefix).template;
-        const found = await this.options.es.indices.getIndexTemplate({ name }).catch((error: unknown) => {
-          if ((error as { meta?: { statusCode?: number } }).meta?.statusCode === 404) return undefined;
-          throw error;
-        });
-        const model = (found?.index_templates[0]?.index_template._meta as { embedding_model?: string } | undefined)
-          ?.embedding_model;
-        if (model !== undefined && model !== this.options.embedder.model) {
+        const model = await this.options.datastore.embeddingModel(kind);
+        if (model !== undefined && model !== embedder.model) {
           throw new EmbeddingModelMismatch(
-            `${datastoreNames(kind, this.options.prefix).alias} was indexed with ${model}, but questions are ` +
-              `embedded with ${this.options.embedder.model}: set NEON_EMBEDDER / NEON_EMBEDDINGS_MODEL to match`,
+            `${datastoreNames(kind, this.options.datastore.prefix).alias} was indexed with ${model}, but questions are ` +
+              `embedded with ${embedder.model}: set NEON_EMBEDDER / NEON_EMBEDDINGS_MODEL to match`,
           );
         }
       }
@@ -135,14 +102,14 @@ export class Retriever {
     return this.modelChecked;
   }
 
-  private aliases(store: Store): string {
-    const chunks = datastoreNames('chunks', this.options.prefix).alias;
-    const interactions = datastoreNames('interactions', this.options.prefix).alias;
-    return store === 'both' ? `${interactions},${chunks}` : store === 'chunks' ? chunks : interactions;
+  private kinds(store: Store): DatastoreKind[] {
+    return store === 'both' ? ['interactions', 'chunks'] : store === 'chunks' ? ['chunks'] : ['interactions'];
   }
 
   async search(request: SearchRequest): Promise<RetrievalResult> {
-    await this.checkModel();
+    const embedder = this.options.embedder;
+    if (embedder === undefined) throw new Error('this retriever was built without an embedder: it cannot search');
+    await this.checkModel(embedder);
     const timings: Record<string, number> = {};
     const time = async <T>(step: string, run: () => Promise<T> | T): Promise<T> => {
       const started = performance.now();
@@ -153,58 +120,39 @@ export class Retriever {
       }
     };
     const { text, entities } = await time('reformulate', () => reformulate(request.q, request.tq, this.options.linker));
-    const [vector] = await time('embed', () => this.options.embedder.embed([text]));
+    const [vector] = await time('embed', () => embedder.embed([text]));
     const queryVector = Array.from(vector!);
     const bounds = timeFilter(request);
-    const range: estypes.QueryDslQueryContainer[] =
-      bounds.from === undefined && bounds.to === undefined
-        ? []
-        : [
-            {
-              range: {
-                published_at: {
-                  ...(bounds.from === undefined ? {} : { gte: bounds.from }),
-                  ...(bounds.to === undefined ? {} : { lte: bounds.to }),
-                },
-              },
-            },
-          ];
-    const index = this.aliases(request.store);
+    const range: DocumentFilter = {
+      ...(bounds.from === undefined ? {} : { publishedFrom: bounds.from }),
+      ...(bounds.to === undefined ? {} : { publishedTo: bounds.to }),
+    };
+    const kinds = this.kinds(request.store);
 
     let ranked: Ranked<Hit>[];
     if (request.strategy === 'temporal') {
       const exactDay = publishedDay(request.tq);
       const exact = await time('retrieve', () =>
-        this.knn(index, queryVector, request.k, [...range, { term: { published_day: exactDay } }]),
+        this.nearest(kinds, queryVector, request.k, { ...range, day: exactDay }),
       );
       let pool = exact;
       if (exact.length < request.k && request.windowDays > 0) {
         const day = dayOf(request.tq);
-        const ring: estypes.QueryDslQueryContainer = {
-          bool: {
-            filter: [
-              {
-                range: {
-                  published_day: {
-                    gte: publishedDay((day - request.windowDays) * DAY_MS),
-                    lte: publishedDay((day + request.windowDays) * DAY_MS),
-                  },
-                },
-              },
-            ],
-            must_not: [{ term: { published_day: exactDay } }],
-          },
+        const ring: DocumentFilter['days'] = {
+          from: publishedDay((day - request.windowDays) * DAY_MS),
+          to: publishedDay((day + request.windowDays) * DAY_MS),
+          except: exactDay,
         };
         // Enough candidates that each ring can contribute its most similar documents.
         const want = Math.min(500, (request.k - exact.length) * (2 * request.windowDays + 1));
-        const widened = await time('widen', () => this.knn(index, queryVector, want, [...range, ring]));
+        const widened = await time('widen', () => this.nearest(kinds, queryVector, want, { ...range, days: ring }));
         pool = [...exact, ...widened];
       }
       ranked = await time('rerank', () => rankTemporal(pool, request.tq, request.k));
     } else {
       // TempRALM over-retrieves and reranks; generic takes the engine's top-k as they are.
       const want = request.strategy === 'tempralm' ? Math.min(500, Math.max(50, request.k * 5)) : request.k;
-      const pool = await time('retrieve', () => this.knn(index, queryVector, want, range));
+      const pool = await time('retrieve', () => this.nearest(kinds, queryVector, want, range));
       ranked = await time('rerank', () =>
         request.strategy === 'tempralm'
           ? rankTempralm(pool, request.tq, request.k, request.alpha, request.includeFuture)
@@ -232,26 +180,14 @@ export class Retriever {
   ): Promise<{ items: RetrievedItem[]; timings_ms: Record<string, number> }> {
     const started = performance.now();
     const upTo = before === undefined ? tq : Math.min(tq, before - 1);
-    const response = await this.options.es.search<Source>(
-      {
-        index: datastoreNames('interactions', this.options.prefix).alias,
-        query: {
-          bool: { filter: [{ term: { entity_ids: entityId } }, { range: { published_at: { lte: upTo } } }] },
-        },
-        sort: [{ published_at: 'desc' }, { id: 'asc' }],
-        size: limit,
-        _source: SOURCE_FIELDS,
-        ignore_unavailable: true,
-        allow_no_indices: true,
-        timeout: `${this.timeoutMs}ms`,
-      },
-      { requestTimeout: this.timeoutMs },
-    );
-    const hits: Hit[] = response.hits.hits.flatMap((hit) =>
-      hit._source
-        ? [{ id: hit._source.id, score: 1, published_at: toMillis(hit._source.published_at), source: hit._source }]
-        : [],
-    );
+    const found = await this.options.datastore.list({
+      kind: 'interactions',
+      filter: { entityId, publishedTo: upTo },
+      order: 'newest',
+      limit,
+      timeoutMs: this.timeoutMs,
+    });
+    const hits: Hit[] = found.map((source) => ({ id: source.id, score: 1, published_at: source.published_at, source }));
     const urls = await this.chunkUrls(hits.map((h) => h.source));
     return {
       items: hits.map((candidate) => this.item({ candidate, score: 1, semantic: 1 }, urls)),
@@ -259,51 +195,32 @@ export class Retriever {
     };
   }
 
-  private async knn(
-    index: string,
-    vector: number[],
-    k: number,
-    filter: estypes.QueryDslQueryContainer[],
-  ): Promise<Hit[]> {
-    const response = await this.options.es
-      .search<Source>(
-        {
-          index,
-          knn: {
-            field: 'embedding',
-            query_vector: vector,
-            k,
-            // The graph is explored num_candidates deep whatever k is: returning more of what was
-            // explored (TempRALM's over-retrieval) costs little, exploring deeper costs a lot.
-            num_candidates: Math.min(10_000, Math.max(100, k * 2)),
-            ...(filter.length > 0 ? { filter } : {}),
-          },
-          size: k,
-          _source: SOURCE_FIELDS,
-          ignore_unavailable: true,
-          allow_no_indices: true,
-          timeout: `${this.timeoutMs}ms`,
-        },
-        { requestTimeout: this.timeoutMs },
-      )
-      .catch((error: unknown) => {
-        if (error instanceof Error && error.name === 'TimeoutError') {
-          throw new RetrievalTimeout(`search took longer than ${this.timeoutMs} ms`);
-        }
-        throw error;
-      });
-    return response.hits.hits.flatMap((hit) =>
-      hit._source
-        ? [
-            {
-              id: hit._source.id,
-              score: hit._score ?? 0,
-              published_at: toMillis(hit._source.published_at),
-              source: hit._source,
-            },
-          ]
-        : [],
-    );
+  /**
+   * How many unique chunks mentioned an entity, per day or hour, between two times: the counts the
+   * spike detector works from, read back from the chunks datastore (as of `to`).
+   */
+  async mentions(
+    entityId: string,
+    from: number,
+    to: number,
+    granularity: 'day' | 'hour',
+  ): Promise<{ start: number; count: number }[]> {
+    return this.options.datastore.histogram({
+      kind: 'chunks',
+      filter: { entityId, publishedFrom: from, publishedTo: to },
+      granularity,
+      timeoutMs: this.timeoutMs,
+    });
+  }
+
+  private async nearest(kinds: DatastoreKind[], vector: number[], k: number, filter: DocumentFilter): Promise<Hit[]> {
+    const found = await this.options.datastore.nearest({ kinds, vector, k, filter, timeoutMs: this.timeoutMs });
+    return found.map(({ document, score }) => ({
+      id: document.id,
+      score,
+      published_at: document.published_at,
+      source: document,
+    }));
   }
 
   /** Chunk id → its article's URL, for the interactions among the results (tuple → chunk → article). */
@@ -313,20 +230,16 @@ export class Retriever {
     ];
     const urls = new Map<string, string>();
     if (chunkIds.length === 0) return urls;
-    const response = await this.options.es.search<Source>(
-      {
-        index: datastoreNames('chunks', this.options.prefix).alias,
-        query: { terms: { id: chunkIds } },
-        size: chunkIds.length,
-        _source: ['id', 'urls'],
-        ignore_unavailable: true,
-        allow_no_indices: true,
-      },
-      { requestTimeout: this.timeoutMs },
-    );
-    for (const hit of response.hits.hits) {
-      const url = hit._source?.urls?.[0];
-      if (hit._source && url) urls.set(hit._source.id, url);
+    const found = await this.options.datastore.list({
+      kind: 'chunks',
+      filter: { ids: chunkIds },
+      order: 'none',
+      limit: chunkIds.length,
+      timeoutMs: this.timeoutMs,
+    });
+    for (const chunk of found) {
+      const url = chunk.urls?.[0];
+      if (url) urls.set(chunk.id, url);
     }
     return urls;
   }

@@ -1,7 +1,8 @@
 import type { StageError } from './stage-error.js';
 import type { RawRecord, TransportProducer } from './transport.js';
+import { TOPICS } from './topics.js';
 
-export const DEAD_LETTER_TOPIC = 'neon.dlq';
+export const DEAD_LETTER_TOPIC = TOPICS.deadLetters;
 
 /** Kafka-Connect-style headers carried by every dead letter, next to the original headers. */
 export const DLQ_HEADERS = {

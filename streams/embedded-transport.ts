@@ -213,6 +213,10 @@ export function createEmbeddedTransport(broker = new EmbeddedBroker()): Transpor
       return Promise.resolve();
     },
     endOffsets: (topic) => Promise.resolve(broker.endOffsets(topic)),
+    committedOffsets: (groupId, topic) =>
+      Promise.resolve(
+        broker.topic(topic).partitions.map((_, partition) => broker.committedOffset(groupId, topic, partition) ?? null),
+      ),
     close: () => Promise.resolve(),
   };
 }

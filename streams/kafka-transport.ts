@@ -218,6 +218,18 @@ export function createKafkaTransport(kafka: Kafka, options: KafkaTransportOption
         await admin.disconnect();
       }
     },
+    committedOffsets: async (groupId: string, topic: string) => {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        const [found] = await admin.fetchOffsets({ groupId, topics: [topic] });
+        return (found?.partitions ?? [])
+          .sort((a, b) => a.partition - b.partition)
+          .map((p) => (p.offset === '-1' ? null : BigInt(p.offset)));
+      } finally {
+        await admin.disconnect();
+      }
+    },
     close: async () => {
       await Promise.all(producers.map((p) => p.disconnect()));
     },

@@ -1,3 +1,4 @@
+import { EntityDirectory } from '../processors/query/entity-directory.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import { followStateTopic } from './stages/state-topic.js';
 import type { StageLogger } from './run-stage.js';
@@ -9,19 +10,31 @@ import type { Transport } from './transport.js';
 /**
  * The query side's view of the entity registry: follows the compacted `entity.registry` topic (read
  * to its end before this resolves) into an EntityLinker, so questions link to the same canonical
- * entities markup assigns.
+ * entities markup assigns, and into an EntityDirectory, so people can look entities up.
  */
 export async function followRegistryLinker(
   transport: Transport,
   options: { topic?: string; log?: StageLogger } = {},
-): Promise<{ linker: EntityLinker; tail: TopicTail }> {
+): Promise<{ linker: EntityLinker; directory: EntityDirectory; tail: TopicTail }> {
   const linker = new EntityLinker();
+  const directory = new EntityDirectory();
   const tail = await followStateTopic(
     transport,
     options.topic ?? TOPICS.registry,
     'RegistryEntity',
-    (entity) => linker.add({ id: entity.id, name: entity.name, aliases: entity.aliases, mentions: entity.mentions }),
+    (entity) => {
+      linker.add({ id: entity.id, name: entity.name, aliases: entity.aliases, mentions: entity.mentions });
+      directory.put({
+        id: entity.id,
+        name: entity.name,
+        type: entity.type,
+        aliases: entity.aliases,
+        mentions: entity.mentions,
+        first_seen_at: entity.first_seen_at,
+        last_seen_at: entity.last_seen_at,
+      });
+    },
     { stage: 'query', purpose: 'query-registry', log: options.log ?? stderrLogger },
   );
-  return { linker, tail };
+  return { linker, directory, tail };
 }

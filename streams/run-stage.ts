@@ -8,6 +8,7 @@ import { createRecordSource, type SourceRecord } from './record-source.js';
 import type { Sink } from './sink.js';
 import { asStageError, StageError } from './stage-error.js';
 import { headerText, type RawRecord, type TopicPartition, type Transport } from './transport.js';
+import { NAME_PREFIX } from './topics.js';
 
 /** What a processor sees: the decoded value and where it came from. No Kafka types leak through. */
 export interface Envelope<T> {
@@ -115,7 +116,7 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
   const metrics = config.metrics;
 
   const source = createRecordSource(transport, {
-    groupId: config.groupId ?? `neon.${stage}`,
+    groupId: config.groupId ?? `${NAME_PREFIX}neon.${stage}`,
     topics: config.inputTopics,
     ...(config.fromBeginning === undefined ? {} : { fromBeginning: config.fromBeginning }),
     ...(config.assignment === undefined ? {} : { assignment: config.assignment }),

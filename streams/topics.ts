@@ -1,7 +1,7 @@
 import type { TopicSpec } from './transport.js';
 
-/** The product's topics (DESIGN §2); Kubernetes creates the same set from k8s/topics.yaml. */
-export const TOPICS = {
+/** The product's topic names (DESIGN §2); Kubernetes creates the same set from k8s/topics.yaml. */
+export const TOPIC_NAMES = {
   articles: 'news.articles',
   marked: 'news.marked',
   chunks: 'news.chunks',
@@ -16,7 +16,27 @@ export const TOPICS = {
   deadLetters: 'neon.dlq',
 } as const;
 
-export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
+export const TOPIC_PREFIX_PATTERN = /^[A-Za-z0-9._-]{0,100}$/;
+
+/**
+ * `NEON_TOPIC_PREFIX` (default none) goes in front of every topic and consumer group, so several
+ * deployments (staging and production, or an end-to-end test) can share one Kafka cluster without
+ * seeing each other. An invalid prefix is reported by the configuration check at start-up.
+ */
+export const NAME_PREFIX: string = TOPIC_PREFIX_PATTERN.test(process.env.NEON_TOPIC_PREFIX ?? '')
+  ? (process.env.NEON_TOPIC_PREFIX ?? '')
+  : '';
+
+type Prefixed<T extends Record<string, string>> = { readonly [K in keyof T]: string };
+
+function prefixed<T extends Record<string, string>>(names: T, prefix: string): Prefixed<T> {
+  return Object.fromEntries(Object.entries(names).map(([key, name]) => [key, `${prefix}${name}`])) as Prefixed<T>;
+}
+
+/** The topics this process uses: the names above with NEON_TOPIC_PREFIX. */
+export const TOPICS = prefixed(TOPIC_NAMES, NAME_PREFIX);
+
+export type TopicName = (typeof TOPIC_NAMES)[keyof typeof TOPIC_NAMES];
 
 const DAY_MS = 86_400_000;
 

@@ -92,6 +92,11 @@ export interface Transport {
   ensureTopics(specs: TopicSpec[]): Promise<void>;
   /** The next offset to be written, per partition in partition order (what "caught up" means). */
   endOffsets(topic: string): Promise<bigint[]>;
+  /**
+   * A consumer group's committed positions on a topic, per partition in partition order (null where
+   * it has committed nothing): with `endOffsets`, the group's lag.
+   */
+  committedOffsets(groupId: string, topic: string): Promise<(bigint | null)[]>;
   close(): Promise<void>;
 }
 

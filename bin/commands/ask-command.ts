@@ -3,8 +3,11 @@ import { UsageError } from '../../infra/cli-errors.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
 import { spellDate } from '../../processors/query/reformulate-query.js';
 import { chatModelFromEnv } from '../../processors/extract/openai-chat-model.js';
-import { answerQuestion } from '../../service/answer-question.js';
+import { answerQuestion, type AnswerResult } from '../../service/answer-question.js';
+import type { SearchRequest } from '../../processors/query/search-request.js';
+import { callService, findService } from './service-client.js';
 import { Retriever } from '../../service/retrieve.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
 import { followRegistryLinker } from '../../streams/registry-linker.js';
 import { clusterElasticsearch, configuredEmbedder, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
@@ -19,12 +22,30 @@ interface AskFlags {
   constraintDate?: string;
   includeFuture?: boolean;
   link: boolean;
+  api?: string;
   json?: boolean;
 }
 
+function printAnswer(result: AnswerResult, request: SearchRequest, flags: AskFlags): void {
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return;
+  }
+  const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+  out(result.answer);
+  out();
+  for (const c of result.citations) out(`[${c.n}] ${c.published_at.slice(0, 10)}  ${c.url ?? `(${c.kind} ${c.id})`}`);
+  out();
+  out(
+    `${result.items.length} items by ${request.strategy} from ${request.store} as of ` +
+      `${spellDate(request.tq)}; q′ = "${result.reformulated}"` +
+      (result.model ? `; answer by ${result.model}` : result.fallback ? `; extractive (LLM: ${result.fallback})` : ''),
+  );
+}
+
 /**
- * `neon ask "q" --date D` — answers a question as of a date from the datastores (ES_URL, or the
- * local node): the extractive answer with citations, and the retrieved items. `--json` prints the
+ * `neon ask "q" --date D` — answers a question as of a date: through a running neon-stream's API
+ * when one is found, otherwise from the datastores directly (ES_URL, or the local node): the extractive answer with citations, and the retrieved items. `--json` prints the
  * whole result (`answer`, `citations`, `items` with `id`, `kind`, `text`, `published_at`, `url`,
  * `score`, and the timings).
  */
@@ -42,6 +63,7 @@ export function registerAskCommand(program: Command): void {
     .option('--constraint-date <date>', 'anchor of --constraint; default the query time')
     .option('--include-future', 'also retrieve what was published after the query time')
     .option('--no-link', 'do not read the entity registry from Kafka to link the question')
+    .option('--api <url>', 'ask a running neon-stream (default: NEON_API_URL, or the running neon start)')
     .option('--json', 'print the result as JSON')
     .action(async (question: string, flags: AskFlags) => {
       const parsed = parseSearchRequest(
@@ -59,6 +81,23 @@ export function registerAskCommand(program: Command): void {
         Date.now(),
       );
       if (!parsed.ok) throw new UsageError(parsed.problems.join('\n'));
+      const service = findService(flags.api);
+      if (service) {
+        const r = parsed.request;
+        const query = new URLSearchParams({
+          q: r.q,
+          date: new Date(r.tq).toISOString(),
+          k: String(r.k),
+          strategy: r.strategy,
+          store: r.store,
+          window_days: String(r.windowDays),
+          constraint: r.constraint,
+          constraint_date: new Date(r.constraintAt).toISOString(),
+          include_future: String(r.includeFuture),
+        });
+        printAnswer(await callService<AnswerResult>(service, `/v1/ask?${query.toString()}`), parsed.request, flags);
+        return;
+      }
       const { es } = clusterElasticsearch();
       const embedder = await configuredEmbedder();
       // With NEON_LLM_* set, an answer written by the LLM from the retrieved items; otherwise extractive.
@@ -75,22 +114,13 @@ export function registerAskCommand(program: Command): void {
         };
       }
       try {
-        const retriever = new Retriever({ es, embedder, prefix: indexPrefix(), ...(linker ? { linker } : {}) });
+        const retriever = new Retriever({
+          datastore: new ElasticsearchDatastore({ es, prefix: indexPrefix() }),
+          embedder,
+          ...(linker ? { linker } : {}),
+        });
         const result = await answerQuestion(retriever, parsed.request, chat);
-        if (flags.json) {
-          process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-          return;
-        }
-        const out = (line = ''): void => void process.stdout.write(`${line}\n`);
-        out(result.answer);
-        out();
-        for (const c of result.citations)
-          out(`[${c.n}] ${c.published_at.slice(0, 10)}  ${c.url ?? `(${c.kind} ${c.id})`}`);
-        out();
-        out(
-          `${result.items.length} items by ${parsed.request.strategy} from ${parsed.request.store} as of ` +
-            `${spellDate(parsed.request.tq)}; q′ = "${result.reformulated}"`,
-        );
+        printAnswer(result, parsed.request, flags);
       } finally {
         await stopLinker();
         await chat?.close();

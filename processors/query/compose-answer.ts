@@ -47,9 +47,17 @@ export function extractiveAnswer(
   if (used.length === 0) {
     return { answer: `Nothing was found about "${question}" published as of ${spellDate(tq)}.`, citations: [] };
   }
+  // The same sentence twice (one clause extracted for two subjects, a chunk and its interaction)
+  // is said once; its citation stays with the first item that carries it.
+  const said = new Set<string>();
   const byDay = new Map<string, { n: number; item: AnswerItem }[]>();
+  const cited: { n: number; item: AnswerItem }[] = [];
   used.forEach((item, i) => {
     const day = item.published_at.slice(0, 10);
+    const key = `${day} ${item.text.trim().replace(/[.\s]+$/, '').toLowerCase()}`;
+    if (said.has(key)) return;
+    said.add(key);
+    cited.push({ n: i + 1, item });
     byDay.set(day, [...(byDay.get(day) ?? []), { n: i + 1, item }]);
   });
   const lines = [...byDay.entries()]
@@ -60,7 +68,7 @@ export function extractiveAnswer(
     });
   return {
     answer: [`As of ${spellDate(tq)}:`, ...lines].join('\n'),
-    citations: used.map((item, i) => citationOf(item, i + 1)),
+    citations: cited.map(({ n, item }) => citationOf(item, n)),
   };
 }
 

@@ -1,9 +1,8 @@
-import type { Client } from '@elastic/elasticsearch';
 import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js';
 import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../../processors/index-documents.js';
 import type { Chunk, Interaction, RecordName, RecordTypes } from '../../schemas/records.generated.js';
 import { datastoreNames, monthlyIndex, type DatastoreKind } from '../../schemas/elasticsearch/datastore-templates.js';
-import { ElasticsearchBulkSink, type ElasticsearchBulkSinkOptions } from '../elasticsearch-bulk-sink.js';
+import type { Datastore, DatastoreWriterOptions } from '../datastore.js';
 import { EmbeddingBatcher } from '../embedding-batcher.js';
 import { stageDecoder } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage } from '../run-stage.js';
@@ -13,14 +12,14 @@ import type { Transport } from '../transport.js';
 import type { StageBindingOptions } from './pipeline-topics.js';
 
 export interface IndexStageOptions extends Omit<StageBindingOptions, 'topics'> {
-  es: Client;
+  /** Elasticsearch in cluster mode, the in-process index in the embedded mode. */
+  datastore: Datastore;
   embedder: Embedder;
   /** Input topic; default `news.chunks.unique` / `neon.interactions`. */
   inputTopic?: string;
   deadLetterTopic?: string;
-  /** Index prefix (`<prefix>-chunks-YYYY.MM`); default `neon`. */
-  prefix?: string;
-  bulk?: Partial<Omit<ElasticsearchBulkSinkOptions, 'client'>>;
+  /** Batching of the writes (Elasticsearch `_bulk` requests). */
+  bulk?: Omit<DatastoreWriterOptions, 'stage'>;
   now?: () => number;
 }
 
@@ -36,7 +35,7 @@ interface IndexSpec<N extends RecordName> {
 
 /**
  * A topic of records → embed → the datastore's monthly index (`_id` = the record's id).
- * Delivery: at-least-once, idempotent on `_id`; an offset is committed only after Elasticsearch
+ * Delivery: at-least-once, idempotent on `_id`; an offset is committed only after the datastore
  * acknowledged the document (the bulk sink classifies every item). Dead letters: undecodable input,
  * documents Elasticsearch refuses, text the embedder refuses. An unavailable embedder is retried.
  */
@@ -45,11 +44,11 @@ async function startIndexStage<N extends RecordName>(
   spec: IndexSpec<N>,
   options: IndexStageOptions,
 ): Promise<RunningStage> {
-  const names = datastoreNames(spec.kind, options.prefix);
+  const names = datastoreNames(spec.kind, options.datastore.prefix);
   const batcher = new EmbeddingBatcher(options.embedder);
   const now = options.now ?? Date.now;
   const name = `index-${spec.kind}`;
-  const sink = new ElasticsearchBulkSink({ stage: name, ...options.bulk, client: options.es });
+  const sink = options.datastore.writer({ ...options.bulk, stage: name });
   return startStage<RecordTypes[N]>(transport, {
     name,
     ...(options.groupId ? { groupId: options.groupId } : {}),

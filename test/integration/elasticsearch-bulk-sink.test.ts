@@ -230,8 +230,10 @@ describe('ElasticsearchBulkSink on a real node', () => {
     const writes = Array.from({ length: 50 }, (_, i) =>
       sink.write({ index, id: `l-${i}`, document: doc(i) }).finally(() => (settled += 1)),
     );
+    // Two full batches of 20 go at once (however long a busy node takes to answer them)…
+    await expect.poll(() => settled, { timeout: 30_000, interval: 20 }).toBe(40);
+    // …and the last 10 wait for a batch that never fills.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    // Two full batches of 20 go at once; the last 10 wait for a batch that never fills.
     expect(settled).toBe(40);
     expect(sink.pendingCount).toBe(10);
     expect(sink.blockedWriters).toBe(0);

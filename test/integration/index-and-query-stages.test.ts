@@ -4,7 +4,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { datastoreNames } from '../../schemas/elasticsearch/datastore-templates.js';
 import type { Chunk, Interaction, Query } from '../../schemas/records.generated.js';
-import { ensureDatastores, monthlyIndices } from '../../streams/datastores.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
 import { createKafkaClient } from '../../streams/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka-transport.js';
 import { topicRecord } from '../../streams/record-codec.js';
@@ -74,11 +74,9 @@ function interaction(id: string, t: number, text: string, chunkId: string): Inte
 }
 
 const prefix = freshIndex('neonidx');
+let datastore: ElasticsearchDatastore;
 afterAll(async () => {
-  for (const kind of ['interactions', 'chunks'] as const) {
-    for (const index of await monthlyIndices(live.es, kind, prefix)) await live.es.indices.delete({ index });
-    await live.es.indices.deleteIndexTemplate({ name: datastoreNames(kind, prefix).template }, { ignore: [404] });
-  }
+  await datastore.destroy();
 });
 
 describe('index and query stages on real Kafka and Elasticsearch', () => {
@@ -95,7 +93,8 @@ describe('index and query stages on real Kafka and Elasticsearch', () => {
     };
     await transport.ensureTopics(Object.values(topics).map((topic) => ({ topic, partitions: 3 })));
     live.cleanup.topics.push(...Object.values(topics));
-    await ensureDatastores(live.es, { model: wordsEmbedder.model, dimensions: DIMS }, { prefix });
+    datastore = new ElasticsearchDatastore({ es: live.es, prefix });
+    await datastore.prepare({ model: wordsEmbedder.model, dimensions: DIMS });
 
     const chunks = [
       chunk('c1', T - 40 * DAY, 'The harbour authority approved a new ferry terminal.'),
@@ -118,7 +117,7 @@ describe('index and query stages on real Kafka and Elasticsearch', () => {
     );
     await producer.send(topics.interactions, [{ key: 'x', value: Buffer.from('not avro') }]);
 
-    const common = { es: live.es, embedder: wordsEmbedder, prefix, deadLetterTopic: topics.dlq, bulk: { lingerMs: 5 } };
+    const common = { datastore, embedder: wordsEmbedder, deadLetterTopic: topics.dlq, bulk: { lingerMs: 5 } };
     const chunkGroup = freshTopic('idx.chunk-group');
     const interactionGroup = freshTopic('idx.interaction-group');
     const indexChunks = await startChunkIndexStage(transport, {
@@ -144,10 +143,7 @@ describe('index and query stages on real Kafka and Elasticsearch', () => {
       await indexInteractions.stop();
     }
     await live.es.indices.refresh({ index: `${prefix}-*` });
-    expect(await monthlyIndices(live.es, 'chunks', prefix)).toEqual([
-      `${prefix}-chunks-2023.12`,
-      `${prefix}-chunks-2024.01`,
-    ]);
+    expect(await datastore.months('chunks')).toEqual([`${prefix}-chunks-2023.12`, `${prefix}-chunks-2024.01`]);
     const chunkAlias = datastoreNames('chunks', prefix).alias;
     const interactionAlias = datastoreNames('interactions', prefix).alias;
     expect((await allDocumentIds(live.es, chunkAlias, 'id')).sort()).toEqual(['c1', 'c2', 'c3']);
@@ -181,7 +177,7 @@ describe('index and query stages on real Kafka and Elasticsearch', () => {
     ]);
     const queryGroup = freshTopic('idx.query-group');
     const stage = await startQueryStage(transport, {
-      retriever: new Retriever({ es: live.es, embedder: wordsEmbedder, prefix }),
+      retriever: new Retriever({ datastore, embedder: wordsEmbedder }),
       queriesTopic: topics.queries,
       answersTopic: topics.answers,
       deadLetterTopic: topics.dlq,

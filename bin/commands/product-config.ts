@@ -1,0 +1,72 @@
+import { embedderConfigFromEnv, type EmbedderConfig } from '../../processors/embed/embedder-config.js';
+import { extractConfigFromEnv, type ExtractConfig } from '../../processors/extract/extract-config.js';
+import { llmConfigFromEnv, type LlmSetting } from '../../processors/extract/llm-config.js';
+import { webhookEnvSchema, type WebhookEndpoint } from '../../processors/spikes/deliver-webhook.js';
+import { spikeConfigFromEnv, type SpikeConfig } from '../../processors/spikes/spike-config.js';
+import { ConfigError } from '../../schemas/local-infra-config.js';
+import { TOPIC_PREFIX_PATTERN } from '../../streams/topics.js';
+
+/** Everything the processing reads from the environment, validated together. */
+export interface ProductConfig {
+  embedder: EmbedderConfig;
+  llm: LlmSetting;
+  extract: ExtractConfig;
+  spikes: SpikeConfig;
+  webhooks: WebhookEndpoint[];
+  apiKeys: string[];
+  intakeTokens: string[];
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+/**
+ * Reads the product's settings (NEON_EMBEDDER/NEON_EMBEDDINGS_*, NEON_LLM_*, NEON_EXTRACT_*,
+ * NEON_SPIKE_*, NEON_WEBHOOK_*, NEON_API_KEYS, NEON_INTAKE_TOKENS) once at start-up and throws one
+ * ConfigError that lists every problem of every part, so a misconfigured deployment is fixed in one
+ * round rather than one variable at a time.
+ */
+export function loadProductConfig(env: Readonly<Record<string, string | undefined>>): ProductConfig {
+  const problems: string[] = [];
+  const attempt = <T>(read: () => T): T | undefined => {
+    try {
+      return read();
+    } catch (error) {
+      if (error instanceof ConfigError) {
+        problems.push(...error.problems);
+        return undefined;
+      }
+      throw error;
+    }
+  };
+  const embedder = attempt(() => embedderConfigFromEnv(env));
+  const llm = attempt(() => llmConfigFromEnv(env));
+  const extract = extractConfigFromEnv(env);
+  if (!extract.ok) problems.push(...extract.problems);
+  const spikes = spikeConfigFromEnv({ ...env });
+  if (!spikes.ok) problems.push(...spikes.problems);
+  const topicPrefix = env.NEON_TOPIC_PREFIX ?? '';
+  if (!TOPIC_PREFIX_PATTERN.test(topicPrefix)) {
+    problems.push(`NEON_TOPIC_PREFIX: letters, digits, '.', '_' and '-' only, at most 100 (got "${topicPrefix}")`);
+  }
+  const webhooks = webhookEnvSchema.safeParse(env);
+  if (!webhooks.success) {
+    problems.push(...webhooks.error.issues.map((i) => `${String(i.path[0] ?? '')}: ${i.message}`));
+  }
+  if (problems.length > 0 || !embedder || !llm || !extract.ok || !spikes.ok || !webhooks.success) {
+    throw new ConfigError(problems);
+  }
+  return {
+    embedder,
+    llm,
+    extract: extract.config,
+    spikes: spikes.config,
+    webhooks: webhooks.data,
+    apiKeys: list(env.NEON_API_KEYS),
+    intakeTokens: list(env.NEON_INTAKE_TOKENS),
+  };
+}

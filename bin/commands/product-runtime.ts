@@ -1,0 +1,153 @@
+import type { Registry } from 'prom-client';
+import { ensureEmbeddingModel } from '../../infra/models/download-embedding-model.js';
+import { createEmbedder } from '../../processors/embed/create-embedder.js';
+import type { Embedder } from '../../processors/embed/embedder.js';
+import type { ChatModel } from '../../processors/extract/chat-model.js';
+import { OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
+import type { ArticlePublisher } from '../../processors/intake/article-input.js';
+import { startApiServer, type ApiServer } from '../../service/api-server.js';
+import type { FeedStatus, StatusDocument } from '../../service/status-routes.js';
+import type { Datastore } from '../../streams/datastore.js';
+import { createMetricsRegistry } from '../../streams/metrics.js';
+import { startMetricsServer, type MetricsServer } from '../../streams/metrics-server.js';
+import { startNeonPipeline, type NeonPipeline } from '../../streams/neon-pipeline.js';
+import type { StageLogger } from '../../streams/run-stage.js';
+import type { StageName } from '../../streams/stage-catalog.js';
+import type { Transport } from '../../streams/transport.js';
+import type { ProductConfig } from './product-config.js';
+
+export interface ProductRuntimeOptions {
+  mode: 'embedded' | 'cluster';
+  transport: Transport;
+  datastore: Datastore;
+  config: ProductConfig;
+  /** Which processors run here; default all. */
+  stages?: readonly StageName[];
+  /** The API (and dashboard) on this port; null: no API in this process. */
+  api: { port: number; host?: string } | null;
+  /** Prometheus metrics on their own port; null: none. */
+  metricsPort: number | null;
+  /** What is feeding the pipeline, for `/v1/status`. */
+  feedStatus?: () => FeedStatus;
+  /** Where `POST /v1/articles` publishes (with `intakeTokens`). */
+  intake?: { publisher: ArticlePublisher; tokens: readonly string[] };
+  log?: StageLogger;
+  /** Progress lines for people (model download…). */
+  say: (line: string) => void;
+  registry?: Registry;
+}
+
+export interface ProductRuntime {
+  readonly pipeline: NeonPipeline;
+  readonly embedder: Embedder;
+  readonly chat: ChatModel | undefined;
+  readonly api: ApiServer | undefined;
+  readonly metrics: MetricsServer | undefined;
+  readonly registry: Registry;
+  status(): Promise<StatusDocument>;
+  stop(): Promise<void>;
+}
+
+/**
+ * One running neon-stream: the processing (all or some stages), the API with its status, and
+ * metrics — the same for `neon start` (embedded) and `neon pipeline` (Kafka + Elasticsearch).
+ * Everything started here is stopped by `stop`, upstream first.
+ */
+export async function startProductRuntime(options: ProductRuntimeOptions): Promise<ProductRuntime> {
+  const { config, transport, datastore } = options;
+  const startedAt = new Date().toISOString();
+  const registry = options.registry ?? createMetricsRegistry({ defaultMetrics: true });
+  const embedder = await createEmbedder(config.embedder, {
+    obtainModel: (cacheDir, pin) => ensureEmbeddingModel(cacheDir, pin, options.say),
+  });
+  const chat = config.llm.kind === 'none' ? undefined : new OpenAiChatModel(config.llm, { registry });
+  let pipeline: NeonPipeline | undefined;
+  let api: ApiServer | undefined;
+  let metrics: MetricsServer | undefined;
+  const stop = async (): Promise<void> => {
+    await api?.close();
+    await pipeline?.stop();
+    await metrics?.close();
+    await chat?.close();
+    await embedder.close();
+    await datastore.close();
+    await transport.close();
+  };
+  try {
+    pipeline = await startNeonPipeline({
+      transport,
+      datastore,
+      embedder,
+      ...(chat ? { chat } : {}),
+      ...(options.stages ? { stages: options.stages } : {}),
+      extract: config.extract,
+      spikes: config.spikes,
+      webhooks: config.webhooks,
+      registry,
+      ...(options.log ? { log: options.log } : {}),
+    });
+    const running = pipeline;
+    const count = (kind: 'chunks' | 'interactions'): Promise<number | null> => datastore.count(kind).catch(() => null);
+    const status = async (): Promise<StatusDocument> => {
+      const [stages, chunks, interactions] = await Promise.all([
+        running.progress(),
+        count('chunks'),
+        count('interactions'),
+      ]);
+      return {
+        mode: options.mode,
+        started_at: startedAt,
+        feed: options.feedStatus?.() ?? {
+          kind: 'none',
+          name: 'none in this process',
+          articles_total: null,
+          articles_replayed: 0,
+          articles_rejected: 0,
+          position: null,
+          done: false,
+        },
+        stages: stages.map((s) => ({
+          stage: s.stage,
+          group: s.group,
+          lag: s.lag,
+          received: s.received,
+          sent: s.completed,
+          dead_lettered: s.dead_lettered,
+          running: s.running,
+        })),
+        datastores: { location: datastore.location, chunks, interactions },
+        entities: running.directory.size,
+        spikes: {
+          open: running.feed.book.query({ state: 'open', limit: 100_000 }).length,
+          total: running.feed.book.size(),
+        },
+        embedder: embedder.model,
+        llm: chat?.model ?? null,
+        extractor: running.extraction.extractor,
+      };
+    };
+    if (options.api) {
+      api = await startApiServer({
+        port: options.api.port,
+        ...(options.api.host ? { host: options.api.host } : {}),
+        apiKeys: config.apiKeys,
+        spikes: running.feed,
+        retriever: running.retriever,
+        directory: running.directory,
+        status,
+        ...(chat ? { chat } : {}),
+        extraction: {
+          configured: running.extraction.configured,
+          spiking: running.feed.targets,
+          mode: running.extraction.mode,
+        },
+        ...(options.intake ? { intake: options.intake } : {}),
+      });
+    }
+    if (options.metricsPort !== null) metrics = await startMetricsServer({ registry, port: options.metricsPort });
+    return { pipeline, embedder, chat, api, metrics, registry, status, stop };
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+}

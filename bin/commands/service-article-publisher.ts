@@ -1,0 +1,94 @@
+import type { ArticlePublisher } from '../../processors/intake/article-input.js';
+import type { Article } from '../../schemas/records.generated.js';
+import { callService, type ServiceTarget } from './service-client.js';
+
+interface EndpointAnswer {
+  accepted: { id: string; url: string }[];
+  rejected: { index: number; reason: string; message: string }[];
+}
+
+/**
+ * Sends articles to a running neon-stream's `POST /v1/articles` in batches, for `neon ingest` and
+ * `neon replay` when a service runs (the embedded mode has no broker to write to). An article counts
+ * as published once the service answered that it accepted it; the service dead-letters what it
+ * refuses. Inputs refused here are sent as they came when they are JSON, so the service dead-letters
+ * them with its own reason; others are only counted.
+ */
+export class ServiceArticlePublisher implements ArticlePublisher {
+  /**
+   * `refusedByService`: articles the service refused although they passed here; `deadLettered`:
+   * inputs refused here that the service dead-lettered (those that are not JSON cannot be sent).
+   */
+  readonly counters = { published: 0, refusedByService: 0, refusedHere: 0, deadLettered: 0 };
+  private batch: { item: unknown; refused: boolean; settle: (error?: Error) => void }[] = [];
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly target: ServiceTarget,
+    private readonly batchSize = 200,
+  ) {
+    if (!target.intakeToken) {
+      throw new Error(
+        `no intake token for ${target.url}: set NEON_INTAKE_TOKEN (one of the service's NEON_INTAKE_TOKENS)`,
+      );
+    }
+  }
+
+  publish(article: Article): Promise<void> {
+    return this.enqueue(false, {
+      id: article.id,
+      url: article.url,
+      title: article.title,
+      text: article.text,
+      published_at: new Date(article.published_at).toISOString(),
+      source: article.source,
+      language: article.language,
+    });
+  }
+
+  async reject(original: Buffer): Promise<void> {
+    this.counters.refusedHere += 1;
+    let item: unknown;
+    try {
+      item = JSON.parse(original.toString('utf8'));
+    } catch {
+      return;
+    }
+    if (item !== null && typeof item === 'object' && !Array.isArray(item)) await this.enqueue(true, item);
+  }
+
+  private enqueue(refused: boolean, item: unknown): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.batch.push({ item, refused, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (this.batch.length >= this.batchSize) void this.flush();
+      else setImmediate(() => void this.flush());
+    });
+  }
+
+  /** Sends what is queued, one request at a time (so the order of a replay is kept). */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      const batch = this.batch.splice(0, this.batchSize);
+      if (batch.length === 0) return;
+      try {
+        const answer = await callService<EndpointAnswer>(this.target, '/v1/articles', {
+          method: 'POST',
+          body: { articles: batch.map((b) => b.item) },
+          token: this.target.intakeToken!,
+          timeoutMs: 120_000,
+        });
+        this.counters.published += answer.accepted.length;
+        for (const { index } of answer.rejected) {
+          if (batch[index]?.refused) this.counters.deadLettered += 1;
+          else this.counters.refusedByService += 1;
+        }
+        for (const b of batch) b.settle();
+      } catch (error) {
+        const failure = error instanceof Error ? error : new Error(String(error));
+        for (const b of batch) b.settle(failure);
+      }
+      if (this.batch.length > 0) await this.flush();
+    });
+    return this.flushing;
+  }
+}

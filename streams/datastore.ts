@@ -1,0 +1,136 @@
+/**
+ * What the index stages and the query service need from the datastores (DESIGN §5 "Index"). Two
+ * implementations behind this one interface, like the two transports: Elasticsearch for cluster
+ * mode (`elasticsearch-datastore.ts`) and an in-process index for the embedded mode
+ * (`embedded-datastore.ts`). The same conformance tests run against both
+ * (`test/harness/datastore-conformance.ts`), so a strategy means the same thing on either.
+ */
+import type { DatastoreKind, EmbeddingSpec } from '../schemas/elasticsearch/datastore-templates.js';
+import type { IndexRequest } from './elasticsearch-bulk-sink.js';
+import type { Sink } from './sink.js';
+
+export type { DatastoreKind, EmbeddingSpec } from '../schemas/elasticsearch/datastore-templates.js';
+export type { IndexRequest } from './elasticsearch-bulk-sink.js';
+
+/** The stored fields retrieval reads back (the `_source` subset of both datastores). */
+export interface StoredDocument {
+  id: string;
+  kind: 'interaction' | 'chunk';
+  text: string;
+  /** ms since the epoch (Elasticsearch may give it back as a string; implementations convert). */
+  published_at: number;
+  urls?: string[];
+  entity_ids?: string[];
+  subject_id?: string;
+  subject_name?: string;
+  object_id?: string | null;
+  object_name?: string | null;
+  chunk_ids?: string[];
+  article_ids?: string[];
+}
+
+export interface ScoredDocument {
+  document: StoredDocument;
+  /** Cosine similarity mapped to [0, 1] as Elasticsearch scores it: (1 + cos) / 2. */
+  score: number;
+}
+
+/** Conjunctive filters; every bound is inclusive. Days are `YYYY-MM-DD` (UTC). */
+export interface DocumentFilter {
+  publishedFrom?: number;
+  publishedTo?: number;
+  day?: string;
+  /** `published_day` within [from, to], without `except`. */
+  days?: { from: string; to: string; except?: string };
+  entityId?: string;
+  ids?: readonly string[];
+}
+
+export interface NearestRequest {
+  kinds: readonly DatastoreKind[];
+  vector: readonly number[];
+  k: number;
+  filter: DocumentFilter;
+  timeoutMs: number;
+}
+
+export interface ListRequest {
+  kind: DatastoreKind;
+  filter: DocumentFilter;
+  limit: number;
+  /** `newest`: published_at descending, then id ascending (a stable page order). */
+  order: 'newest' | 'none';
+  timeoutMs: number;
+}
+
+export interface HistogramRequest {
+  kind: DatastoreKind;
+  filter: DocumentFilter;
+  granularity: 'day' | 'hour';
+  timeoutMs: number;
+}
+
+export interface HistogramBucket {
+  /** Bucket start, ms since the epoch (UTC). */
+  start: number;
+  count: number;
+}
+
+export interface DatastoreWriterOptions {
+  /** The stage that writes (for errors and logs). */
+  stage: string;
+  maxBatchDocs?: number;
+  lingerMs?: number;
+  maxQueuedDocs?: number;
+  refresh?: boolean | 'wait_for';
+}
+
+/** The datastore was built with another embedding model: its vectors and the query's do not compare. */
+export class EmbeddingModelMismatch extends Error {
+  override readonly name = 'EmbeddingModelMismatch';
+}
+
+/** A search took longer than it was allowed to. */
+export class RetrievalTimeout extends Error {
+  override readonly name = 'RetrievalTimeout';
+}
+
+/** The datastore did not answer (down, unreachable, overloaded). */
+export class DatastoreUnavailable extends Error {
+  override readonly name = 'DatastoreUnavailable';
+}
+
+export interface Datastore {
+  readonly kind: 'elasticsearch' | 'embedded';
+  /** `<prefix>-chunks`, `<prefix>-interactions`. */
+  readonly prefix: string;
+  /** Where it lives, for people: a URL, or "in-process". */
+  readonly location: string;
+  /**
+   * Creates (or updates) both datastores for this embedding model. Refuses (DatastoreMismatchError)
+   * to switch a datastore that holds documents to another model or size.
+   */
+  prepare(embedding: EmbeddingSpec): Promise<void>;
+  /** The model a datastore's vectors were made with; undefined before `prepare`. */
+  embeddingModel(kind: DatastoreKind): Promise<string | undefined>;
+  /** The k documents most similar to `vector` that pass the filter, best first. */
+  nearest(request: NearestRequest): Promise<ScoredDocument[]>;
+  /** Documents that pass the filter, without a vector (timelines, citation look-ups). */
+  list(request: ListRequest): Promise<StoredDocument[]>;
+  /** How many documents pass the filter, per UTC day or hour of `published_at` (empty buckets left out). */
+  histogram(request: HistogramRequest): Promise<HistogramBucket[]>;
+  /** Documents held by a datastore. */
+  count(kind: DatastoreKind): Promise<number>;
+  /**
+   * A sink for the index stages: `write` resolves once the document is stored (and will be visible to
+   * searches after the store's refresh), rejects with a StageError otherwise. Idempotent on the id.
+   */
+  writer(options: DatastoreWriterOptions): Sink<IndexRequest>;
+  /** The monthly indices of a datastore, oldest first. */
+  months(kind: DatastoreKind): Promise<string[]>;
+  /** Retention: drops the monthly indices whose whole month lies before `keepFrom`; returns them. */
+  dropMonthsBefore(kind: DatastoreKind, keepFrom: number): Promise<string[]>;
+  /** Removes both datastores and their templates (tests, benchmarks, `--reset`). */
+  destroy(): Promise<void>;
+  close(): Promise<void>;
+}

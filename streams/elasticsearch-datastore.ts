@@ -1,0 +1,267 @@
+import type { Client, estypes } from '@elastic/elasticsearch';
+import {
+  datastoreNames,
+  type DatastoreKind,
+  type EmbeddingSpec,
+} from '../schemas/elasticsearch/datastore-templates.js';
+import {
+  DatastoreUnavailable,
+  RetrievalTimeout,
+  type Datastore,
+  type DatastoreWriterOptions,
+  type DocumentFilter,
+  type HistogramBucket,
+  type HistogramRequest,
+  type ListRequest,
+  type NearestRequest,
+  type ScoredDocument,
+  type StoredDocument,
+} from './datastore.js';
+import { dropMonthsBefore, ensureDatastores, monthlyIndices } from './datastores.js';
+import { ElasticsearchBulkSink, type BulkSinkHooks, type IndexRequest } from './elasticsearch-bulk-sink.js';
+import type { Sink } from './sink.js';
+
+const SOURCE_FIELDS = [
+  'id',
+  'kind',
+  'text',
+  'published_at',
+  'urls',
+  'entity_ids',
+  'subject_id',
+  'subject_name',
+  'object_id',
+  'object_name',
+  'chunk_ids',
+  'article_ids',
+];
+
+type Source = Omit<StoredDocument, 'published_at'> & { published_at: number | string };
+
+function stored(source: Source): StoredDocument {
+  return {
+    ...source,
+    published_at: typeof source.published_at === 'number' ? source.published_at : Date.parse(source.published_at),
+  };
+}
+
+/** The filter as Elasticsearch query clauses (all in filter context: no scoring). */
+export function filterClauses(filter: DocumentFilter): estypes.QueryDslQueryContainer[] {
+  const clauses: estypes.QueryDslQueryContainer[] = [];
+  if (filter.publishedFrom !== undefined || filter.publishedTo !== undefined) {
+    clauses.push({
+      range: {
+        published_at: {
+          ...(filter.publishedFrom === undefined ? {} : { gte: filter.publishedFrom }),
+          ...(filter.publishedTo === undefined ? {} : { lte: filter.publishedTo }),
+        },
+      },
+    });
+  }
+  if (filter.day !== undefined) clauses.push({ term: { published_day: filter.day } });
+  if (filter.days !== undefined) {
+    clauses.push({
+      bool: {
+        filter: [{ range: { published_day: { gte: filter.days.from, lte: filter.days.to } } }],
+        ...(filter.days.except === undefined ? {} : { must_not: [{ term: { published_day: filter.days.except } }] }),
+      },
+    });
+  }
+  if (filter.entityId !== undefined) clauses.push({ term: { entity_ids: filter.entityId } });
+  if (filter.ids !== undefined) clauses.push({ terms: { id: [...filter.ids] } });
+  return clauses;
+}
+
+function statusOf(error: unknown): number | undefined {
+  const status = (error as { meta?: { statusCode?: unknown } } | undefined)?.meta?.statusCode;
+  return typeof status === 'number' ? status : undefined;
+}
+
+/** Client failures as the datastore's own errors: a timeout, or the store being away. Others pass. */
+function translated(error: unknown, timeoutMs: number): unknown {
+  if (!(error instanceof Error)) return error;
+  if (error.name === 'TimeoutError') return new RetrievalTimeout(`search took longer than ${timeoutMs} ms`);
+  const status = statusOf(error);
+  if (
+    error.name === 'ConnectionError' ||
+    error.name === 'NoLivingConnectionsError' ||
+    (status !== undefined && status >= 500)
+  ) {
+    return new DatastoreUnavailable(`Elasticsearch did not answer: ${error.message.split('\n', 1)[0] ?? ''}`, {
+      cause: error,
+    });
+  }
+  return error;
+}
+
+export interface ElasticsearchDatastoreOptions {
+  es: Client;
+  /** Index prefix; default `neon`. */
+  prefix?: string;
+  /** For people: where it is (the URL). */
+  location?: string;
+  shards?: number;
+  replicas?: number;
+  /** Bulk request hooks (metrics) for the writers. */
+  bulkHooks?: BulkSinkHooks;
+}
+
+/**
+ * The datastores on Elasticsearch: aliases over monthly indices from index templates (see
+ * `schemas/elasticsearch/datastore-templates.ts`), filtered kNN on an int8 HNSW graph, `_bulk` writes
+ * whose every item is classified.
+ */
+export class ElasticsearchDatastore implements Datastore {
+  readonly kind = 'elasticsearch';
+  readonly prefix: string;
+  readonly location: string;
+  readonly es: Client;
+
+  constructor(private readonly options: ElasticsearchDatastoreOptions) {
+    this.es = options.es;
+    this.prefix = options.prefix ?? 'neon';
+    this.location = options.location ?? 'Elasticsearch';
+  }
+
+  private alias(kind: DatastoreKind): string {
+    return datastoreNames(kind, this.prefix).alias;
+  }
+
+  async prepare(embedding: EmbeddingSpec): Promise<void> {
+    await ensureDatastores(this.es, embedding, {
+      prefix: this.prefix,
+      ...(this.options.shards === undefined ? {} : { shards: this.options.shards }),
+      ...(this.options.replicas === undefined ? {} : { replicas: this.options.replicas }),
+    });
+  }
+
+  async embeddingModel(kind: DatastoreKind): Promise<string | undefined> {
+    const name = datastoreNames(kind, this.prefix).template;
+    const found = await this.es.indices.getIndexTemplate({ name }).catch((error: unknown) => {
+      if (statusOf(error) === 404) return undefined;
+      throw translated(error, 0);
+    });
+    const meta = found?.index_templates[0]?.index_template._meta as { embedding_model?: string } | undefined;
+    return meta?.embedding_model;
+  }
+
+  async nearest(request: NearestRequest): Promise<ScoredDocument[]> {
+    const filter = filterClauses(request.filter);
+    const response = await this.es
+      .search<Source>(
+        {
+          index: request.kinds.map((kind) => this.alias(kind)).join(','),
+          knn: {
+            field: 'embedding',
+            query_vector: [...request.vector],
+            k: request.k,
+            // The graph is explored num_candidates deep whatever k is: returning more of what was
+            // explored (TempRALM's over-retrieval) costs little, exploring deeper costs a lot.
+            num_candidates: Math.min(10_000, Math.max(100, request.k * 2)),
+            ...(filter.length > 0 ? { filter } : {}),
+          },
+          size: request.k,
+          _source: SOURCE_FIELDS,
+          ignore_unavailable: true,
+          allow_no_indices: true,
+          timeout: `${request.timeoutMs}ms`,
+        },
+        { requestTimeout: request.timeoutMs },
+      )
+      .catch((error: unknown) => {
+        throw translated(error, request.timeoutMs);
+      });
+    return response.hits.hits.flatMap((hit) =>
+      hit._source ? [{ document: stored(hit._source), score: hit._score ?? 0 }] : [],
+    );
+  }
+
+  async list(request: ListRequest): Promise<StoredDocument[]> {
+    const response = await this.es
+      .search<Source>(
+        {
+          index: this.alias(request.kind),
+          query: { bool: { filter: filterClauses(request.filter) } },
+          ...(request.order === 'newest' ? { sort: [{ published_at: 'desc' as const }, { id: 'asc' as const }] } : {}),
+          size: request.limit,
+          _source: SOURCE_FIELDS,
+          ignore_unavailable: true,
+          allow_no_indices: true,
+          timeout: `${request.timeoutMs}ms`,
+        },
+        { requestTimeout: request.timeoutMs },
+      )
+      .catch((error: unknown) => {
+        throw translated(error, request.timeoutMs);
+      });
+    return response.hits.hits.flatMap((hit) => (hit._source ? [stored(hit._source)] : []));
+  }
+
+  async histogram(request: HistogramRequest): Promise<HistogramBucket[]> {
+    const response = await this.es
+      .search(
+        {
+          index: this.alias(request.kind),
+          size: 0,
+          query: { bool: { filter: filterClauses(request.filter) } },
+          aggs: {
+            buckets: {
+              date_histogram: { field: 'published_at', calendar_interval: request.granularity, min_doc_count: 1 },
+            },
+          },
+          ignore_unavailable: true,
+          allow_no_indices: true,
+          timeout: `${request.timeoutMs}ms`,
+        },
+        { requestTimeout: request.timeoutMs },
+      )
+      .catch((error: unknown) => {
+        throw translated(error, request.timeoutMs);
+      });
+    const aggregation = response.aggregations?.buckets as { buckets: { key: number; doc_count: number }[] } | undefined;
+    return (aggregation?.buckets ?? []).map((b) => ({ start: b.key, count: b.doc_count }));
+  }
+
+  async count(kind: DatastoreKind): Promise<number> {
+    const response = await this.es
+      .count({ index: this.alias(kind), ignore_unavailable: true, allow_no_indices: true })
+      .catch((error: unknown) => {
+        throw translated(error, 0);
+      });
+    return response.count;
+  }
+
+  writer(options: DatastoreWriterOptions): Sink<IndexRequest> {
+    return new ElasticsearchBulkSink({
+      stage: options.stage,
+      client: this.es,
+      ...(options.maxBatchDocs === undefined ? {} : { maxBatchDocs: options.maxBatchDocs }),
+      ...(options.lingerMs === undefined ? {} : { lingerMs: options.lingerMs }),
+      ...(options.maxQueuedDocs === undefined ? {} : { maxQueuedDocs: options.maxQueuedDocs }),
+      ...(options.refresh === undefined ? {} : { refresh: options.refresh }),
+      ...(this.options.bulkHooks ? { metrics: this.options.bulkHooks } : {}),
+    });
+  }
+
+  months(kind: DatastoreKind): Promise<string[]> {
+    return monthlyIndices(this.es, kind, this.prefix);
+  }
+
+  dropMonthsBefore(kind: DatastoreKind, keepFrom: number): Promise<string[]> {
+    return dropMonthsBefore(this.es, kind, keepFrom, this.prefix);
+  }
+
+  async destroy(): Promise<void> {
+    for (const kind of ['chunks', 'interactions'] as const) {
+      for (const index of await this.months(kind)) await this.es.indices.delete({ index }, { ignore: [404] });
+      await this.es.indices.deleteIndexTemplate(
+        { name: datastoreNames(kind, this.prefix).template },
+        { ignore: [404] },
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.es.close();
+  }
+}

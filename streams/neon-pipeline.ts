@@ -1,0 +1,227 @@
+import type { Registry } from 'prom-client';
+import type { Embedder } from '../processors/embed/embedder.js';
+import type { ChatModel } from '../processors/extract/chat-model.js';
+import type { ExtractConfig } from '../processors/extract/extract-config.js';
+import { ALL_ENTITIES, ConfiguredTargets, unionTargets } from '../processors/extract/extraction-targets.js';
+import {
+  LlmInteractionExtractor,
+  OfflineInteractionExtractor,
+  type InteractionExtractor,
+} from '../processors/extract/interaction-extractor.js';
+import type { EntityDirectory } from '../processors/query/entity-directory.js';
+import type { EntityLinker } from '../processors/query/reformulate-query.js';
+import type { WebhookEndpoint } from '../processors/spikes/deliver-webhook.js';
+import type { SpikeConfig } from '../processors/spikes/spike-config.js';
+import type { InteractionVariant } from '../schemas/records.generated.js';
+import { Retriever } from '../service/retrieve.js';
+import type { Datastore } from './datastore.js';
+import { stageMetrics } from './metrics.js';
+import { followRegistryLinker } from './registry-linker.js';
+import type { RunningStage, StageLogger } from './run-stage.js';
+import { followSpikes, type SpikeFeed } from './spike-feed.js';
+import { STAGE_CATALOG, type StageName } from './stage-catalog.js';
+import { stageLag } from './stage-lag.js';
+import { startChunkStage } from './stages/chunk-stage.js';
+import { startDedupeStage } from './stages/dedupe-stage.js';
+import { startExtractStage } from './stages/extract-stage.js';
+import { startChunkIndexStage, startInteractionIndexStage } from './stages/index-stage.js';
+import { startMarkupStage, type MarkupStage } from './stages/markup-stage.js';
+import { startQueryStage } from './stages/query-stage.js';
+import { startSpikeStage, type SpikeStage } from './stages/spike-stage.js';
+import { startWebhookStage } from './stages/webhook-stage.js';
+import { localTopicSpecs, TOPICS } from './topics.js';
+import type { Transport } from './transport.js';
+
+export interface NeonPipelineOptions {
+  transport: Transport;
+  datastore: Datastore;
+  embedder: Embedder;
+  /** The LLM for extraction and answers; none: the offline extractor and extractive answers. */
+  chat?: ChatModel;
+  /** Which processors run in this process (all of them by default). */
+  stages?: readonly StageName[];
+  extract: ExtractConfig;
+  spikes: SpikeConfig;
+  webhooks?: readonly WebhookEndpoint[];
+  /** Prometheus registry for every stage's metrics. */
+  registry: Registry;
+  log?: StageLogger;
+  /** Topic partitions when topics are created here (embedded mode, local broker). Default 6. */
+  partitions?: number;
+}
+
+export interface StageProgress {
+  stage: StageName;
+  group: string;
+  /** Records on its input topics not yet committed by its group (null when unknown). */
+  lag: number | null;
+  /** This process's counters (zero for a stage that runs elsewhere). */
+  received: number;
+  completed: number;
+  dead_lettered: number;
+  running: boolean;
+}
+
+export interface NeonPipeline {
+  readonly stages: ReadonlyMap<StageName, RunningStage>;
+  readonly markup: MarkupStage | undefined;
+  readonly spikeStage: SpikeStage | undefined;
+  readonly feed: SpikeFeed;
+  readonly linker: EntityLinker;
+  readonly directory: EntityDirectory;
+  readonly retriever: Retriever;
+  readonly extraction: {
+    configured: ConfiguredTargets;
+    mode: 'gated' | 'all';
+    extractor: string;
+    variants: InteractionVariant[];
+  };
+  /** Rejects when a stage dies. */
+  readonly done: Promise<void>;
+  /** Lag and counters of every stage of the catalog. */
+  progress(): Promise<StageProgress[]>;
+  stop(): Promise<void>;
+}
+
+/** Downstream first, so nothing waits on a stage that is not there yet. */
+const START_ORDER: readonly StageName[] = [
+  'index-chunks',
+  'index-interactions',
+  'query',
+  'extract',
+  'spikes',
+  'dedupe',
+  'chunk',
+  'markup',
+  'webhooks',
+];
+
+/**
+ * The whole product's processing on one transport and one datastore: the same wiring for the
+ * embedded mode (`neon start`: in-process topics and index) and for cluster mode (`neon pipeline`:
+ * Kafka and Elasticsearch, where `stages` picks what one replica runs). Besides the stages it follows
+ * `entity.spikes` (the spike list, the extraction targets) and `entity.registry` (entity linking and
+ * the entity directory), which the API reads.
+ */
+export async function startNeonPipeline(options: NeonPipelineOptions): Promise<NeonPipeline> {
+  const { transport, datastore, embedder, chat, registry, log } = options;
+  const selected = new Set(options.stages ?? START_ORDER);
+  await transport.ensureTopics(localTopicSpecs(options.partitions ?? 6));
+  await datastore.prepare({ model: embedder.model, dimensions: embedder.dimensions });
+  const metricsFor = (stage: string) => stageMetrics(registry, stage);
+  const common = (stage: string) => ({ metrics: metricsFor(stage), ...(log ? { log } : {}) });
+
+  const { linker, directory, tail: registryTail } = await followRegistryLinker(transport, log ? { log } : {});
+  const feed = await followSpikes(transport, TOPICS.spikes, log ? { log } : {});
+  const retriever = new Retriever({ datastore, embedder, linker });
+  const extractor: InteractionExtractor = chat ? new LlmInteractionExtractor(chat) : new OfflineInteractionExtractor();
+  const configured = new ConfiguredTargets(options.extract.subjects);
+  const mode = options.extract.targets ?? (chat ? 'gated' : 'all');
+  const webhooks = options.webhooks ?? [];
+
+  const stages = new Map<StageName, RunningStage>();
+  let markup: MarkupStage | undefined;
+  let spikeStage: SpikeStage | undefined;
+  const stopAll = async (): Promise<void> => {
+    // Upstream first: each stage drains what it holds before the next one stops.
+    for (const name of [...START_ORDER].reverse()) await stages.get(name)?.stop();
+    await feed.stop();
+    await registryTail.stop();
+  };
+  try {
+    for (const name of START_ORDER) {
+      if (!selected.has(name)) continue;
+      switch (name) {
+        case 'index-chunks':
+          stages.set(name, await startChunkIndexStage(transport, { datastore, embedder, ...common(name) }));
+          break;
+        case 'index-interactions':
+          stages.set(name, await startInteractionIndexStage(transport, { datastore, embedder, ...common(name) }));
+          break;
+        case 'query':
+          stages.set(name, await startQueryStage(transport, { retriever, ...(chat ? { chat } : {}), ...common(name) }));
+          break;
+        case 'extract':
+          stages.set(
+            name,
+            await startExtractStage(transport, {
+              extractor,
+              targets: mode === 'all' ? ALL_ENTITIES : unionTargets(configured, feed.targets),
+              variants: options.extract.variants,
+              batching: options.extract.batching,
+              pairSelection: options.extract.pairSelection,
+              registry,
+              ...common(name),
+            }),
+          );
+          break;
+        case 'spikes':
+          spikeStage = await startSpikeStage(transport, { registry, detector: options.spikes, ...common(name) });
+          stages.set(name, spikeStage);
+          break;
+        case 'dedupe':
+          stages.set(name, await startDedupeStage(transport, common(name)));
+          break;
+        case 'chunk':
+          stages.set(name, await startChunkStage(transport, common(name)));
+          break;
+        case 'markup':
+          markup = await startMarkupStage(transport, common(name));
+          stages.set(name, markup);
+          break;
+        case 'webhooks':
+          if (webhooks.length > 0) {
+            stages.set(name, await startWebhookStage(transport, { endpoints: webhooks, ...common(name) }));
+          }
+          break;
+      }
+    }
+  } catch (error) {
+    await stopAll().catch(() => undefined);
+    throw error;
+  }
+
+  const running = new Set<StageName>(stages.keys());
+  for (const [name, stage] of stages) void stage.done.finally(() => running.delete(name)).catch(() => undefined);
+
+  return {
+    stages,
+    markup,
+    spikeStage,
+    feed,
+    linker,
+    directory,
+    retriever,
+    extraction: {
+      configured,
+      mode,
+      extractor: extractor.model,
+      variants: options.extract.variants.filter((v) => extractor.variants.includes(v)),
+    },
+    done: Promise.all([...stages.values()].map((s) => s.done)).then(() => undefined),
+    progress: async () =>
+      Promise.all(
+        STAGE_CATALOG.map(async (descriptor) => {
+          const stats = stages.get(descriptor.name)?.stats();
+          let lag: number | null;
+          try {
+            const found = await stageLag(transport, descriptor);
+            // A group that never committed and does not run here has no consumer: no lag to speak of.
+            lag = found.everCommitted || stages.has(descriptor.name) ? found.lag : null;
+          } catch {
+            lag = null;
+          }
+          return {
+            stage: descriptor.name,
+            group: descriptor.group,
+            lag,
+            received: stats?.received ?? 0,
+            completed: stats?.completed ?? 0,
+            dead_lettered: stats?.deadLettered ?? 0,
+            running: running.has(descriptor.name),
+          };
+        }),
+      ),
+    stop: stopAll,
+  };
+}

@@ -1,0 +1,461 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Embedder } from '../../processors/embed/embedder.js';
+import { chunkDocument, interactionDocument } from '../../processors/index-documents.js';
+import { DAY_MS } from '../../processors/query/rank-candidates.js';
+import { parseSearchRequest, type SearchRequestInput } from '../../processors/query/search-request.js';
+import { datastoreNames, monthlyIndex } from '../../schemas/elasticsearch/datastore-templates.js';
+import type { Chunk, Interaction } from '../../schemas/records.generated.js';
+import type { Datastore } from '../../streams/datastore.js';
+import { DatastoreMismatchError } from '../../streams/datastores.js';
+import { StageError } from '../../streams/stage-error.js';
+import { Retriever } from '../../service/retrieve.js';
+import { startApiServer, type ApiServer } from '../../service/api-server.js';
+import { ChatModelError, type ChatModel } from '../../processors/extract/chat-model.js';
+import { llmConfig } from '../../processors/extract/llm-config.js';
+import { OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
+import { fakeReplies, startFakeOpenAiServer } from './fake-openai-server.js';
+
+/**
+ * The datastore conformance suite: each strategy's semantics, exactly, on a small dated corpus
+ * written for the test, the API over it, and the datastore's own promises (strict documents, one
+ * model per datastore, retention by months). Similarity is controlled: every document has a chosen
+ * cosine to the query vector, so the expected orders follow from the dates and those numbers alone.
+ * It runs against Elasticsearch (integration tier) and the embedded datastore (unit tier): a
+ * strategy must mean the same on both.
+ */
+const TQ = Date.UTC(2023, 7, 31, 12);
+const HOUR = 3_600_000;
+const MODEL = 'fixed-test-vectors';
+
+/** A unit vector at the given cosine to the query vector [1, 0, 0, 0]. */
+function at(cos: number): Float32Array {
+  return Float32Array.from([cos, Math.sqrt(1 - cos * cos), 0, 0]);
+}
+
+/** Queries embed to [1, 0, 0, 0]; documents are indexed with their own vectors below. */
+const queryEmbedder: Embedder = {
+  model: MODEL,
+  dimensions: 4,
+  embed: (texts) => Promise.resolve(texts.map(() => Float32Array.from([1, 0, 0, 0]))),
+  close: () => Promise.resolve(),
+};
+
+const CORPUS: [id: string, t: number, cos: number][] = [
+  ['a', TQ - 3 * HOUR, 0.3],
+  ['b', TQ - 1 * HOUR, 0.7],
+  ['c', TQ - 1 * DAY_MS, 0.8],
+  ['d', TQ - 2 * DAY_MS, 0.9],
+  ['e', TQ + 1 * DAY_MS, 0.95], // the day after the question: never seen as of t_q
+  ['f', TQ - 7 * DAY_MS, 0.6],
+  ['g', TQ - 21 * DAY_MS, 0.85],
+];
+
+function interaction(id: string, t: number): Interaction {
+  return {
+    id,
+    t,
+    subject_id: 'e-doja-cat',
+    subject_name: 'Doja Cat',
+    object_id: 'e-p2j',
+    object_name: 'P2J',
+    text: `Doja Cat interaction ${id}`,
+    variant: 'M2',
+    chunk_ids: [`chunk-${id}`],
+    article_ids: [`art-${id}`],
+    model: 'test',
+    extracted_at: TQ,
+  };
+}
+
+function chunk(id: string, t: number): Chunk {
+  return {
+    id: `chunk-${id}`,
+    article_id: `art-${id}`,
+    index: 0,
+    text: `The chunk ${id} about Doja Cat.`,
+    marked_text: `The chunk ${id} about <e>Doja Cat</e>.`,
+    entity_ids: ['e-doja-cat'],
+    entities: [{ id: 'e-doja-cat', name: 'Doja Cat', type: 'PERSON' }],
+    t,
+    provenance: [
+      { article_id: `art-${id}`, url: `https://news.example/${id}`, source: 'news.example', published_at: t },
+    ],
+  };
+}
+
+export interface DatastoreUnderTest {
+  datastore: Datastore;
+  /** Removes what the test created. */
+  cleanup(): Promise<void>;
+}
+
+export function describeDatastoreConformance(label: string, open: () => Promise<DatastoreUnderTest>): void {
+  let retriever: Retriever;
+  let datastore: Datastore;
+  let under: DatastoreUnderTest;
+
+  beforeAll(async () => {
+    under = await open();
+    datastore = under.datastore;
+    await datastore.prepare({ model: MODEL, dimensions: 4 });
+    const writer = datastore.writer({ stage: 'conformance', lingerMs: 1, refresh: 'wait_for' });
+    const interactions = datastoreNames('interactions', datastore.prefix);
+    const chunks = datastoreNames('chunks', datastore.prefix);
+    await Promise.all(
+      CORPUS.flatMap(([id, t, cos]) => [
+        writer.write({
+          index: monthlyIndex(interactions, t),
+          id,
+          document: interactionDocument(interaction(id, t), at(cos), MODEL, TQ),
+        }),
+        writer.write({
+          index: monthlyIndex(chunks, t),
+          id: `chunk-${id}`,
+          document: chunkDocument(chunk(id, t), at(cos - 0.1), MODEL, TQ),
+        }),
+      ]),
+    );
+    await writer.close();
+    retriever = new Retriever({ datastore, embedder: queryEmbedder });
+  });
+
+  afterAll(async () => {
+    await under.cleanup();
+  });
+
+  async function ids(input: Partial<SearchRequestInput>): Promise<string[]> {
+    const parsed = parseSearchRequest({ q: 'doja cat news', date: new Date(TQ).toISOString(), ...input }, 0);
+    if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+    return (await retriever.search(parsed.request)).items.map((item) => item.id);
+  }
+
+  describe(`query API on ${label}`, () => {
+    let api: ApiServer | undefined;
+    afterAll(async () => api?.close());
+
+    async function serve(options: { keys?: string[]; ratePerMinute?: number; chat?: ChatModel } = {}): Promise<string> {
+      await api?.close();
+      api = await startApiServer({
+        port: 0,
+        retriever,
+        ...(options.keys ? { apiKeys: options.keys } : {}),
+        ...(options.ratePerMinute ? { ratePerMinute: options.ratePerMinute } : {}),
+        ...(options.chat ? { chat: options.chat } : {}),
+      });
+      return api.url;
+    }
+
+    const date = new Date(TQ).toISOString();
+
+    it('answers extractively without an LLM: dated lines grouped by day, citations to items with URLs', async () => {
+      const base = await serve();
+      const response = await fetch(`${base}/v1/ask?q=doja+cat+news&date=${date}&k=3&strategy=temporal`);
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as {
+        answer: string;
+        citations: { n: number; id: string; url: string }[];
+        items: { id: string }[];
+        model: string | null;
+        reformulated: string;
+        timings_ms: Record<string, number>;
+      };
+      expect(body.model).toBeNull();
+      expect(body.reformulated).toBe('doja cat news, August 31, 2023');
+      expect(body.items.map((i) => i.id)).toEqual(['b', 'a', 'c']);
+      expect(body.answer).toBe(
+        [
+          'As of August 31, 2023:',
+          'August 31, 2023: Doja Cat interaction b [1]; Doja Cat interaction a [2].',
+          'August 30, 2023: Doja Cat interaction c [3].',
+        ].join('\n'),
+      );
+      expect(body.citations.map((c) => [c.n, c.id, c.url])).toEqual([
+        [1, 'b', 'https://news.example/b'],
+        [2, 'a', 'https://news.example/a'],
+        [3, 'c', 'https://news.example/c'],
+      ]);
+      expect(Object.keys(body.timings_ms)).toEqual(expect.arrayContaining(['embed', 'retrieve', 'rerank', 'answer']));
+    });
+
+    it('answers with an LLM grounded in the items, keeping only citations that name an item', async () => {
+      const prompts: string[] = [];
+      const chat: ChatModel = {
+        model: 'test-llm',
+        complete: (request) => {
+          prompts.push(request.messages.map((m) => m.content).join('\n'));
+          return Promise.resolve({
+            text: 'Doja Cat did b [1] after c [3]; see also [9].',
+            model: 'test-llm',
+            promptTokens: 1,
+            completionTokens: 1,
+            cached: false,
+          });
+        },
+        close: () => Promise.resolve(),
+      };
+      const base = await serve({ chat });
+      const body = (await (await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3`)).json()) as {
+        answer: string;
+        citations: { n: number; id: string }[];
+        model: string;
+      };
+      expect(body.model).toBe('test-llm');
+      expect(body.answer).toBe('Doja Cat did b [1] after c [3]; see also .');
+      expect(body.citations.map((c) => [c.n, c.id])).toEqual([
+        [1, 'b'],
+        [3, 'c'],
+      ]);
+      expect(prompts[0]).toContain('[1] (August 31, 2023) Doja Cat interaction b');
+      expect(prompts[0]).not.toContain('interaction e');
+
+      // The LLM failing (budget spent) still gets an answer: the extractive one, saying why.
+      const failing: ChatModel = {
+        ...chat,
+        complete: () => Promise.reject(new ChatModelError('llm_budget_exhausted', 'budget spent', true)),
+      };
+      const fallback = (await (
+        await fetch(`${await serve({ chat: failing })}/v1/ask?q=doja&date=${date}&k=2`)
+      ).json()) as {
+        model: null;
+        fallback: string;
+        citations: unknown[];
+      };
+      expect(fallback).toMatchObject({ model: null, fallback: 'llm_budget_exhausted' });
+      expect(fallback.citations).toHaveLength(2);
+    });
+
+    it('serves retrieval, timelines and its OpenAPI description', async () => {
+      const base = await serve();
+      const search = (await (
+        await fetch(`${base}/v1/search`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ q: 'doja', date, k: 2, strategy: 'generic', store: 'chunks' }),
+        })
+      ).json()) as { items: { id: string; kind: string }[] };
+      expect(search.items.map((i) => [i.id, i.kind])).toEqual([
+        ['chunk-d', 'chunk'],
+        ['chunk-g', 'chunk'],
+      ]);
+      const timeline = (await (await fetch(`${base}/v1/entities/e-p2j/timeline?date=${date}&limit=3`)).json()) as {
+        items: { id: string }[];
+      };
+      expect(timeline.items.map((i) => i.id)).toEqual(['b', 'a', 'c']);
+      const older = (await (
+        await fetch(
+          `${base}/v1/entities/e-p2j/timeline?date=${date}&limit=10&before=${new Date(TQ - DAY_MS).toISOString()}`,
+        )
+      ).json()) as { items: { id: string }[] };
+      expect(older.items.map((i) => i.id)).toEqual(['d', 'f', 'g']);
+      const spec = (await (await fetch(`${base}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      expect(Object.keys(spec.paths)).toEqual(
+        expect.arrayContaining(['/v1/search', '/v1/ask', '/v1/entities/{id}/timeline', '/v1/spikes']),
+      );
+    });
+
+    it('answers through the real OpenAI client over HTTP, and falls back when the endpoint is down', async () => {
+      const fake = await startFakeOpenAiServer({ chat: () => 'Doja Cat did b [1]; older news in [3].' });
+      const chat = new OpenAiChatModel(
+        llmConfig({
+          baseUrl: fake.url,
+          model: 'fake-model',
+          timeoutMs: 2_000,
+          retry: { attempts: 2, baseMs: 1, capMs: 5 },
+        }),
+      );
+      try {
+        const base = await serve({ chat });
+        const body = (await (await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3`)).json()) as {
+          answer: string;
+          model: string;
+          citations: { n: number; id: string; url: string }[];
+        };
+        expect(body).toMatchObject({ answer: 'Doja Cat did b [1]; older news in [3].', model: 'fake-model' });
+        expect(body.citations.map((c) => [c.n, c.id, c.url])).toEqual([
+          [1, 'b', 'https://news.example/b'],
+          [3, 'c', 'https://news.example/c'],
+        ]);
+        const [request] = fake.chatRequests();
+        expect(request!.messages[1]!.content).toContain('Today is August 31, 2023.');
+        expect(request!.temperature).toBe(0);
+        // A second identical question costs nothing: the client's cache answers.
+        await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3`);
+        expect(fake.totals.chatCalls).toBe(1);
+        fake.enqueue(fakeReplies.serverError(), fakeReplies.serverError());
+        const down = (await (await fetch(`${base}/v1/ask?q=doja+again&date=${date}&k=3`)).json()) as {
+          model: null;
+          fallback: string;
+        };
+        expect(down).toMatchObject({ model: null, fallback: 'llm_unavailable' });
+      } finally {
+        await chat.close();
+        await fake.close();
+      }
+    });
+
+    it('refuses bad requests with every problem, wants a key when keys are set, and rate-limits per key', async () => {
+      let base = await serve();
+      const bad = await fetch(`${base}/v1/search?q=&k=1000&strategy=psychic&date=yesterday`);
+      expect(bad.status).toBe(400);
+      const problems = ((await bad.json()) as { problems: string[] }).problems.map((p) => p.split(':')[0]);
+      expect(problems).toEqual(expect.arrayContaining(['q', 'k', 'strategy', 'date']));
+      expect((await fetch(`${base}/v1/search?q=${'x'.repeat(600)}`)).status).toBe(400);
+      expect((await fetch(`${base}/v1/entities/e-p2j/timeline?limit=0`)).status).toBe(400);
+
+      base = await serve({ keys: ['key-one', 'key-two'], ratePerMinute: 6 });
+      expect((await fetch(`${base}/v1/search?q=doja`)).status).toBe(401);
+      const asKey = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+      expect((await fetch(`${base}/v1/search?q=doja`, asKey('key-three'))).status).toBe(401);
+      // A burst of 1 (6 a minute): the second call of one key is limited, another key is not.
+      expect((await fetch(`${base}/v1/search?q=doja&date=${date}`, asKey('key-one'))).status).toBe(200);
+      const limited = await fetch(`${base}/v1/search?q=doja&date=${date}`, asKey('key-one'));
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await fetch(`${base}/v1/search?q=doja&date=${date}`, asKey('key-two'))).status).toBe(200);
+    });
+  });
+
+  describe(`retrieval strategies on ${label}`, () => {
+    it('temporal: the exact day first, widened ring by ring to ±r days until k are found', async () => {
+      expect(await ids({ strategy: 'temporal', k: 2 })).toEqual(['b', 'a']);
+      expect(await ids({ strategy: 'temporal', k: 4 })).toEqual(['b', 'a', 'c', 'd']);
+      expect(await ids({ strategy: 'temporal', k: 6, window_days: 7 })).toEqual(['b', 'a', 'c', 'd', 'f']);
+      // r = 1: only the day before can fill in; the day after is the future.
+      expect(await ids({ strategy: 'temporal', k: 4, window_days: 1 })).toEqual(['b', 'a', 'c']);
+      expect(await ids({ strategy: 'temporal', k: 4, window_days: 0 })).toEqual(['b', 'a']);
+    });
+
+    it('generic: by similarity of q′ alone, still as of t_q', async () => {
+      expect(await ids({ strategy: 'generic', k: 3 })).toEqual(['d', 'g', 'c']);
+    });
+
+    it('tempralm: recent and similar first, nothing from after t_q', async () => {
+      const result = await ids({ strategy: 'tempralm', k: 7 });
+      expect(result[0]).toBe('b');
+      expect(result).toHaveLength(6);
+      expect(result).not.toContain('e');
+    });
+
+    it('never leaks the future unless asked, for every strategy and store', async () => {
+      for (const strategy of ['temporal', 'generic', 'tempralm'] as const) {
+        for (const store of ['interactions', 'chunks', 'both'] as const) {
+          const found = await ids({ strategy, store, k: 20, window_days: 30 });
+          expect(found, `${strategy}/${store}`).not.toContain('e');
+          expect(found, `${strategy}/${store}`).not.toContain('chunk-e');
+        }
+      }
+      expect(await ids({ strategy: 'generic', k: 2, include_future: true })).toEqual(['e', 'd']);
+    });
+
+    it('META constraints: before, after and around an anchor', async () => {
+      const anchor = new Date(TQ - 1.5 * DAY_MS).toISOString();
+      expect(await ids({ strategy: 'generic', k: 10, constraint: 'before', constraint_date: anchor })).toEqual([
+        'd',
+        'g',
+        'f',
+      ]);
+      expect(await ids({ strategy: 'generic', k: 10, constraint: 'after', constraint_date: anchor })).toEqual([
+        'c',
+        'b',
+        'a',
+      ]);
+      const weekBefore = new Date(TQ - 7 * DAY_MS).toISOString();
+      expect(
+        await ids({ strategy: 'generic', k: 10, constraint: 'around', constraint_date: weekBefore, window_days: 1 }),
+      ).toEqual(['f']);
+    });
+
+    it('chunks and both stores, with interactions cited by their chunk’s article URL', async () => {
+      expect(await ids({ strategy: 'generic', store: 'chunks', k: 2 })).toEqual(['chunk-d', 'chunk-g']);
+      expect(await ids({ strategy: 'generic', store: 'both', k: 2 })).toEqual(['d', 'g']);
+      const parsed = parseSearchRequest({ q: 'doja', date: new Date(TQ).toISOString(), k: 1, strategy: 'temporal' }, 0);
+      const [top] = (await retriever.search(parsed.ok ? parsed.request : (undefined as never))).items;
+      expect(top).toMatchObject({
+        id: 'b',
+        kind: 'interaction',
+        url: 'https://news.example/b',
+        published_at: new Date(TQ - HOUR).toISOString(),
+        subject: { id: 'e-doja-cat', name: 'Doja Cat' },
+        object: { id: 'e-p2j', name: 'P2J' },
+        day_distance: 0,
+      });
+    });
+
+    it('timelines, mention histograms and counts read the same documents', async () => {
+      const newest = await datastore.list({
+        kind: 'interactions',
+        filter: { entityId: 'e-p2j', publishedTo: TQ },
+        order: 'newest',
+        limit: 3,
+        timeoutMs: 5_000,
+      });
+      expect(newest.map((d) => d.id)).toEqual(['b', 'a', 'c']);
+      const byDay = await datastore.histogram({
+        kind: 'chunks',
+        filter: { entityId: 'e-doja-cat', publishedFrom: TQ - 30 * DAY_MS, publishedTo: TQ },
+        granularity: 'day',
+        timeoutMs: 5_000,
+      });
+      const day = (t: number): number => Math.floor(t / DAY_MS) * DAY_MS;
+      expect(byDay).toEqual([
+        { start: day(TQ - 21 * DAY_MS), count: 1 },
+        { start: day(TQ - 7 * DAY_MS), count: 1 },
+        { start: day(TQ - 2 * DAY_MS), count: 1 },
+        { start: day(TQ - DAY_MS), count: 1 },
+        { start: day(TQ), count: 2 },
+      ]);
+      const byHour = await datastore.histogram({
+        kind: 'chunks',
+        filter: { entityId: 'e-doja-cat', publishedFrom: TQ - 6 * HOUR, publishedTo: TQ },
+        granularity: 'hour',
+        timeoutMs: 5_000,
+      });
+      expect(byHour).toEqual([
+        { start: TQ - 3 * HOUR, count: 1 },
+        { start: TQ - HOUR, count: 1 },
+      ]);
+      expect(await datastore.count('interactions')).toBe(CORPUS.length);
+      expect(await datastore.count('chunks')).toBe(CORPUS.length);
+      expect(await datastore.embeddingModel('chunks')).toBe(MODEL);
+    });
+
+    it('refuses a document its mapping does not declare, as a dead letter, and overwrites by id', async () => {
+      const writer = datastore.writer({ stage: 'conformance', lingerMs: 1, refresh: 'wait_for' });
+      const names = datastoreNames('interactions', datastore.prefix);
+      const document = interactionDocument(interaction('z', TQ - 4 * HOUR), at(0.1), MODEL, TQ);
+      const refused = await writer
+        .write({ index: monthlyIndex(names, TQ), id: 'z', document: { ...document, surprise: 'field' } })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(refused).toBeInstanceOf(StageError);
+      expect((refused as StageError).code).toBe('es_document_rejected');
+      // The same id written twice is one document, holding the second version.
+      await writer.write({ index: monthlyIndex(names, TQ), id: 'z', document });
+      await writer.write({ index: monthlyIndex(names, TQ), id: 'z', document: { ...document, text: 'rewritten' } });
+      await writer.close();
+      const found = await datastore.list({
+        kind: 'interactions',
+        filter: { ids: ['z'] },
+        order: 'none',
+        limit: 10,
+        timeoutMs: 5_000,
+      });
+      expect(found.map((d) => [d.id, d.text])).toEqual([['z', 'rewritten']]);
+    });
+
+    it('keeps one embedding model per datastore, and drops whole old months for retention', async () => {
+      await expect(datastore.prepare({ model: 'another-model', dimensions: 8 })).rejects.toThrow(
+        DatastoreMismatchError,
+      );
+      // Months before August 2023 go: the 2023.08 and 2023.09 indices stay.
+      const dropped = await datastore.dropMonthsBefore('interactions', Date.UTC(2023, 7, 1));
+      expect(dropped).toEqual([]);
+      const gone = await datastore.dropMonthsBefore('interactions', Date.UTC(2023, 8, 1));
+      const prefix = datastore.prefix;
+      expect(gone).toEqual([`${prefix}-interactions-2023.08`]);
+      expect(await datastore.months('interactions')).toEqual([`${prefix}-interactions-2023.09`]);
+    });
+  });
+}
