@@ -108,6 +108,18 @@ export function openApiDocument(): Record<string, unknown> {
       },
     ],
   };
+  const entity = {
+    type: 'object',
+    properties: {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      type: { type: 'string' },
+      aliases: { type: 'array', items: { type: 'string' } },
+      mentions: { type: 'integer' },
+      first_seen: { type: ['string', 'null'], format: 'date-time' },
+      last_seen: { type: ['string', 'null'], format: 'date-time' },
+    },
+  };
   const ok = (schema: unknown) => ({ description: 'OK', content: { 'application/json': { schema } } });
   return {
     openapi: '3.1.0',
@@ -150,6 +162,107 @@ export function openApiDocument(): Record<string, unknown> {
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_K, default: 50 } },
           ],
           responses: { 200: ok({ type: 'object', properties: { items: { type: 'array', items: item } } }), ...errors },
+        },
+      },
+      '/v1/entities': {
+        get: {
+          summary: 'Entities of the registry whose name or an alias contains q, most mentioned first',
+          parameters: [
+            { name: 'q', in: 'query', schema: { type: 'string', maxLength: 200 } },
+            {
+              name: 'type',
+              in: 'query',
+              schema: { type: 'string', enum: ['PERSON', 'ORGANIZATION', 'LOCATION', 'EVENT', 'OTHER'] },
+            },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 20 } },
+          ],
+          responses: {
+            200: ok({
+              type: 'object',
+              properties: { entities: { type: 'array', items: entity }, known: { type: 'integer' } },
+            }),
+            ...errors,
+          },
+        },
+      },
+      '/v1/entities/{id}': {
+        get: {
+          summary: 'One entity of the registry',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { 200: ok(entity), 404: { description: 'no such entity' }, ...errors },
+        },
+      },
+      '/v1/entities/{id}/mentions': {
+        get: {
+          summary: 'Unique chunks mentioning the entity per day or hour (what spike detection counts), as of `to`',
+          parameters: [
+            { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+            {
+              name: 'from',
+              in: 'query',
+              description: 'Default: 90 days (7 for hours) before `to`.',
+              schema: { type: 'string' },
+            },
+            { name: 'to', in: 'query', description: 'Default: now.', schema: { type: 'string' } },
+            { name: 'granularity', in: 'query', schema: { type: 'string', enum: ['day', 'hour'], default: 'day' } },
+          ],
+          responses: {
+            200: ok({
+              type: 'object',
+              properties: {
+                entity_id: { type: 'string' },
+                name: { type: ['string', 'null'] },
+                granularity: { type: 'string' },
+                buckets: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    properties: { start: { type: 'string', format: 'date-time' }, count: { type: 'integer' } },
+                  },
+                },
+              },
+            }),
+            ...errors,
+          },
+        },
+      },
+      '/v1/status': {
+        get: {
+          summary: 'What this process does: mode, news source, lag and counters per stage, datastores, spikes, models',
+          responses: { 200: ok({ type: 'object' }), ...errors },
+        },
+      },
+      '/v1/articles': {
+        post: {
+          summary:
+            'Intake: one article ({url, title, text or html, published_at, source, id?}) or {"articles": [...]} ' +
+            '(up to 1,000); needs an intake token (NEON_INTAKE_TOKENS), not an API key',
+          responses: {
+            202: { description: 'all accepted' },
+            207: { description: 'some refused: per-article reasons; refused ones are dead-lettered' },
+            400: { description: 'not JSON, or neither an article nor a batch' },
+            401: { description: 'missing or wrong intake token' },
+            413: { description: 'body too large' },
+            503: { description: 'could not be published; retry the request' },
+          },
+        },
+      },
+      '/v1/extraction/targets': {
+        get: {
+          summary: 'Extraction targets: configured subjects, the entities spiking at `at`, and the mode',
+          parameters: [{ name: 'at', in: 'query', schema: { type: 'string', format: 'date-time' } }],
+          responses: { 200: ok({ type: 'object' }), ...errors },
+        },
+        post: {
+          summary: 'Add a subject ({"subject": "<entity id or name>"}); chunks from then on are extracted for it',
+          responses: { 201: ok({ type: 'object' }), ...errors },
+        },
+      },
+      '/v1/extraction/targets/{id}': {
+        delete: {
+          summary: 'Remove a configured subject',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { 200: ok({ type: 'object' }), 404: { description: 'not a configured subject' }, ...errors },
         },
       },
       '/v1/spikes': {

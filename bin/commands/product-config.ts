@@ -15,6 +15,8 @@ export interface ProductConfig {
   webhooks: WebhookEndpoint[];
   apiKeys: string[];
   intakeTokens: string[];
+  /** Keep this many days of news in the datastores (whole months are dropped); undefined: keep all. */
+  retentionDays: number | undefined;
 }
 
 function list(value: string | undefined): string[] {
@@ -26,7 +28,8 @@ function list(value: string | undefined): string[] {
 
 /**
  * Reads the product's settings (NEON_EMBEDDER/NEON_EMBEDDINGS_*, NEON_LLM_*, NEON_EXTRACT_*,
- * NEON_SPIKE_*, NEON_WEBHOOK_*, NEON_API_KEYS, NEON_INTAKE_TOKENS) once at start-up and throws one
+ * NEON_SPIKE_*, NEON_WEBHOOK_*, NEON_API_KEYS, NEON_INTAKE_TOKENS, NEON_RETENTION_DAYS,
+ * NEON_TOPIC_PREFIX) once at start-up and throws one
  * ConfigError that lists every problem of every part, so a misconfigured deployment is fixed in one
  * round rather than one variable at a time.
  */
@@ -53,6 +56,13 @@ export function loadProductConfig(env: Readonly<Record<string, string | undefine
   if (!TOPIC_PREFIX_PATTERN.test(topicPrefix)) {
     problems.push(`NEON_TOPIC_PREFIX: letters, digits, '.', '_' and '-' only, at most 100 (got "${topicPrefix}")`);
   }
+  const retention = env.NEON_RETENTION_DAYS?.trim();
+  const retentionDays = retention === undefined || retention === '' ? undefined : Number(retention);
+  if (retentionDays !== undefined && !(Number.isInteger(retentionDays) && retentionDays >= 31)) {
+    problems.push(
+      `NEON_RETENTION_DAYS: a whole number of days, at least 31 (months are dropped whole), got "${retention}"`,
+    );
+  }
   const webhooks = webhookEnvSchema.safeParse(env);
   if (!webhooks.success) {
     problems.push(...webhooks.error.issues.map((i) => `${String(i.path[0] ?? '')}: ${i.message}`));
@@ -68,5 +78,6 @@ export function loadProductConfig(env: Readonly<Record<string, string | undefine
     webhooks: webhooks.data,
     apiKeys: list(env.NEON_API_KEYS),
     intakeTokens: list(env.NEON_INTAKE_TOKENS),
+    retentionDays,
   };
 }

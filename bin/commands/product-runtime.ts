@@ -64,7 +64,9 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
   let pipeline: NeonPipeline | undefined;
   let api: ApiServer | undefined;
   let metrics: MetricsServer | undefined;
+  let retention: NodeJS.Timeout | undefined;
   const stop = async (): Promise<void> => {
+    clearInterval(retention);
     await api?.close();
     await pipeline?.stop();
     await metrics?.close();
@@ -145,6 +147,24 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
       });
     }
     if (options.metricsPort !== null) metrics = await startMetricsServer({ registry, port: options.metricsPort });
+    const retentionDays = config.retentionDays;
+    if (
+      retentionDays !== undefined &&
+      (running.stages.has('index-chunks') || running.stages.has('index-interactions'))
+    ) {
+      // Whole months past the retention go (the integ-test Elasticsearch has no ILM); dropping an
+      // index twice is harmless, so every indexing replica may do it.
+      const enforce = async (): Promise<void> => {
+        const keepFrom = Date.now() - retentionDays * 86_400_000;
+        for (const kind of ['chunks', 'interactions'] as const) {
+          const dropped = await datastore.dropMonthsBefore(kind, keepFrom).catch(() => []);
+          if (dropped.length > 0) options.say(`retention: dropped ${dropped.join(', ')}`);
+        }
+      };
+      await enforce();
+      retention = setInterval(() => void enforce(), 3_600_000);
+      retention.unref();
+    }
     return { pipeline, embedder, chat, api, metrics, registry, status, stop };
   } catch (error) {
     await stop().catch(() => undefined);

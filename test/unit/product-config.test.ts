@@ -21,6 +21,7 @@ describe('product configuration', () => {
         NEON_SPIKE_RULES: 'week',
         NEON_WEBHOOK_URLS: 'https://hooks.example/a',
         NEON_TOPIC_PREFIX: 'bad prefix!',
+        NEON_RETENTION_DAYS: '10',
       });
     } catch (caught) {
       error = caught;
@@ -35,6 +36,7 @@ describe('product configuration', () => {
         'NEON_SPIKE_RULES',
         'NEON_WEBHOOK_SECRET',
         'NEON_TOPIC_PREFIX',
+        'NEON_RETENTION_DAYS',
       ]),
     );
   });
