@@ -1,9 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two tiers: `unit` (pure logic, no servers, parallel) and `integration` (real Kafka and
- * Elasticsearch found or started once by the global setup; files run one at a time so a 2-core
- * machine is not oversubscribed while the servers are also running).
+ * Two projects:
+ * - `unit`: pure logic and in-process runs (the embedded product included), no servers, parallel;
+ * - `integration`: everything that needs real Kafka and Elasticsearch, found or started once by the
+ *   global setup, plus the end-to-end tests of `test/e2e/` (the product as a subprocess in both
+ *   modes, the dashboard in a real Chromium). Files run one at a time in one process, so a 2-core
+ *   machine is not oversubscribed while the servers (and a browser) also run, and the servers are
+ *   set up once. `npm run test:e2e` runs the end-to-end files alone.
  */
 export default defineConfig({
   test: {
@@ -18,12 +22,13 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           globalSetup: ['test/harness/global-setup.ts'],
           pool: 'forks',
           poolOptions: { forks: { singleFork: true } },
           testTimeout: 120_000,
-          hookTimeout: 300_000,
+          // Installing Chromium (apt-get) on a fresh machine takes a few minutes.
+          hookTimeout: 600_000,
         },
       },
     ],

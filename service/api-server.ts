@@ -13,6 +13,7 @@ import { registerEntityRoutes } from './entity-routes.js';
 import { registerStatusRoutes, type StatusDocument } from './status-routes.js';
 import type { ArticlePublisher } from '../processors/intake/article-input.js';
 import { registerArticleEndpoint } from '../processors/intake/article-endpoint.js';
+import { registerDashboardRoutes } from './dashboard-routes.js';
 
 export interface ApiServerOptions {
   port: number;
@@ -78,6 +79,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   if (options.intake && options.intake.tokens.length > 0) {
     registerArticleEndpoint(app, { publisher: options.intake.publisher, tokens: options.intake.tokens });
   }
+  // The dashboard (static files, no key needed: the page asks for one when the API wants it).
+  registerDashboardRoutes(app);
   app.get('/healthz', async () => ({ ok: true }));
   const url = await app.listen({ port: options.port, host: options.host ?? '127.0.0.1' });
   return { url: url.replace(/\/$/, ''), close: () => app.close() };

@@ -63,6 +63,15 @@ export interface RetrieverOptions {
 }
 
 /**
+ * How many to fetch so that k remain once repeated texts are dropped: the same sentence is often
+ * stored more than once (one clause extracted for each of two subjects, a story filed twice in one
+ * day), and k copies of one fact answer nothing.
+ */
+function withRoomForCopies(k: number): number {
+  return Math.min(500, k * 2);
+}
+
+/**
  * Runs a retrieval request against the datastores: link and reformulate (NEON §2.3), embed q′, fetch
  * candidates with one filtered nearest-neighbour search (two for temporal widening), rank them by
  * the strategy, and give interactions the URL of the article they came from.
@@ -133,7 +142,7 @@ export class Retriever {
     if (request.strategy === 'temporal') {
       const exactDay = publishedDay(request.tq);
       const exact = await time('retrieve', () =>
-        this.nearest(kinds, queryVector, request.k, { ...range, day: exactDay }),
+        this.nearest(kinds, queryVector, withRoomForCopies(request.k), { ...range, day: exactDay }),
       );
       let pool = exact;
       if (exact.length < request.k && request.windowDays > 0) {
@@ -151,7 +160,8 @@ export class Retriever {
       ranked = await time('rerank', () => rankTemporal(pool, request.tq, request.k));
     } else {
       // TempRALM over-retrieves and reranks; generic takes the engine's top-k as they are.
-      const want = request.strategy === 'tempralm' ? Math.min(500, Math.max(50, request.k * 5)) : request.k;
+      const want =
+        request.strategy === 'tempralm' ? Math.min(500, Math.max(50, request.k * 5)) : withRoomForCopies(request.k);
       const pool = await time('retrieve', () => this.nearest(kinds, queryVector, want, range));
       ranked = await time('rerank', () =>
         request.strategy === 'tempralm'
@@ -213,14 +223,21 @@ export class Retriever {
     });
   }
 
+  /** The nearest documents, without repeats of a text already found on the same day (best first). */
   private async nearest(kinds: DatastoreKind[], vector: number[], k: number, filter: DocumentFilter): Promise<Hit[]> {
     const found = await this.options.datastore.nearest({ kinds, vector, k, filter, timeoutMs: this.timeoutMs });
-    return found.map(({ document, score }) => ({
-      id: document.id,
-      score,
-      published_at: document.published_at,
-      source: document,
-    }));
+    const seen = new Set<string>();
+    const hits: Hit[] = [];
+    for (const { document, score } of found) {
+      const key = `${publishedDay(document.published_at)} ${document.text
+        .trim()
+        .replace(/[.\s]+$/, '')
+        .toLowerCase()}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      hits.push({ id: document.id, score, published_at: document.published_at, source: document });
+    }
+    return hits;
   }
 
   /** Chunk id → its article's URL, for the interactions among the results (tuple → chunk → article). */

@@ -20,6 +20,8 @@ export interface FeedStatus {
 export interface StatusDocument {
   mode: 'embedded' | 'cluster';
   started_at: string;
+  /** The server's clock, so a client can tell how fresh the rest is. */
+  server_time: string;
   feed: FeedStatus;
   stages: {
     stage: string;

@@ -99,6 +99,7 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
       return {
         mode: options.mode,
         started_at: startedAt,
+        server_time: new Date().toISOString(),
         feed: options.feedStatus?.() ?? {
           kind: 'none',
           name: 'none in this process',

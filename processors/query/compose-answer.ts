@@ -54,7 +54,10 @@ export function extractiveAnswer(
   const cited: { n: number; item: AnswerItem }[] = [];
   used.forEach((item, i) => {
     const day = item.published_at.slice(0, 10);
-    const key = `${day} ${item.text.trim().replace(/[.\s]+$/, '').toLowerCase()}`;
+    const key = `${day} ${item.text
+      .trim()
+      .replace(/[.\s]+$/, '')
+      .toLowerCase()}`;
     if (said.has(key)) return;
     said.add(key);
     cited.push({ n: i + 1, item });

@@ -13,10 +13,7 @@ export interface DirectoryEntity {
 }
 
 function fold(text: string): string {
-  return text
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase();
+  return text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
 }
 
 export class EntityDirectory {
