@@ -58,7 +58,7 @@ export function interactionDocument(
     variant: interaction.variant,
     chunk_ids: interaction.chunk_ids,
     article_ids: interaction.article_ids,
-    urls: [],
+    urls: interaction.urls,
     sources: [],
     model: interaction.model,
     extracted_at: interaction.extracted_at,

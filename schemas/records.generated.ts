@@ -268,6 +268,11 @@ export interface Interaction {
   /** Articles those chunks belong to. */
   article_ids: string[];
   /**
+   * URLs of those articles, the first chunk's own article first: what a citation links to, without
+   * looking the chunks up. Empty in records written before it existed.
+   */
+  urls: string[];
+  /**
    * Model that extracted it, as the endpoint names it, or "offline" for the deterministic
    * extractor.
    */

@@ -240,10 +240,17 @@ export class Retriever {
     return hits;
   }
 
-  /** Chunk id → its article's URL, for the interactions among the results (tuple → chunk → article). */
+  /**
+   * Chunk id → its article's URL, for the interactions among the results that do not carry their
+   * article's URL themselves (tuple → chunk → article; those indexed before interactions carried it).
+   */
   private async chunkUrls(sources: Source[]): Promise<Map<string, string>> {
     const chunkIds = [
-      ...new Set(sources.filter((s) => s.kind === 'interaction').flatMap((s) => (s.chunk_ids ?? []).slice(0, 3))),
+      ...new Set(
+        sources
+          .filter((s) => s.kind === 'interaction' && (s.urls ?? []).length === 0)
+          .flatMap((s) => (s.chunk_ids ?? []).slice(0, 3)),
+      ),
     ];
     const urls = new Map<string, string>();
     if (chunkIds.length === 0) return urls;
@@ -264,9 +271,10 @@ export class Retriever {
   private item(ranked: Ranked<Hit>, chunkUrls: Map<string, string>): RetrievedItem {
     const s = ranked.candidate.source;
     const url =
-      s.kind === 'chunk'
-        ? (s.urls?.[0] ?? null)
-        : ((s.chunk_ids ?? []).map((id) => chunkUrls.get(id)).find((u) => u !== undefined) ?? null);
+      s.urls?.[0] ??
+      (s.kind === 'chunk'
+        ? null
+        : ((s.chunk_ids ?? []).map((id) => chunkUrls.get(id)).find((u) => u !== undefined) ?? null));
     return {
       id: s.id,
       kind: s.kind,

@@ -76,6 +76,17 @@ function articleIdsOf(chunks: readonly Chunk[]): string[] {
   return [...ids];
 }
 
+/** The articles' URLs, each chunk's own article first, so a citation needs no look-up of the chunk. */
+function urlsOf(chunks: readonly Chunk[]): string[] {
+  const urls = new Set<string>();
+  for (const chunk of chunks) {
+    const own = chunk.provenance.find((p) => p.article_id === chunk.article_id);
+    if (own) urls.add(own.url);
+  }
+  for (const chunk of chunks) for (const source of chunk.provenance) urls.add(source.url);
+  return [...urls].slice(0, 10);
+}
+
 function toInteraction(
   variant: InteractionVariant,
   subject: ChunkEntity,
@@ -96,6 +107,7 @@ function toInteraction(
     variant,
     chunk_ids: chunks.map((c) => c.id),
     article_ids: articleIdsOf(chunks),
+    urls: urlsOf(chunks),
     model,
     extracted_at: extractedAt,
   };

@@ -62,6 +62,7 @@ function interaction(id: string, t: number): Interaction {
     variant: 'M2',
     chunk_ids: [`chunk-${id}`],
     article_ids: [`art-${id}`],
+    urls: [],
     model: 'test',
     extracted_at: TQ,
   };

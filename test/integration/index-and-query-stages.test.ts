@@ -68,6 +68,7 @@ function interaction(id: string, t: number, text: string, chunkId: string): Inte
     variant: 'M1',
     chunk_ids: [chunkId],
     article_ids: [`art-${chunkId}`],
+    urls: [],
     model: 'neon-offline-extractor/1',
     extracted_at: T,
   };

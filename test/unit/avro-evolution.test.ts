@@ -23,7 +23,7 @@ const SCHEMA_IDS = {
   Article: 'Article@a7de5fb23237dd92',
   Chunk: 'Chunk@822c3a81f2022b31',
   EntitySpikeState: 'EntitySpikeState@c6108bccf66b0e33',
-  Interaction: 'Interaction@23f721409f0eeb33',
+  Interaction: 'Interaction@7f703d09656791a4',
   MarkedArticle: 'MarkedArticle@5216a3e269bf4e6b',
   Mention: 'Mention@36fd7338223df405',
   Query: 'Query@7b612d6f98bbdb36',
@@ -35,6 +35,7 @@ const CHUNK_V1_ID = 'Chunk@44193e6f3fd87c61';
 const MARKED_ARTICLE_V1_ID = 'MarkedArticle@ab6a5d3da00e8311';
 const MENTION_V1_ID = 'Mention@548e72d021d2d441';
 const SPIKE_ALERT_V1_ID = 'SpikeAlert@2920f90411858966';
+const INTERACTION_V1_ID = 'Interaction@23f721409f0eeb33';
 
 /** The fixture as a producer on history/Article.1 would have written it. */
 const articleV1 = Object.fromEntries(
@@ -54,6 +55,7 @@ describe('schema ids', () => {
         MARKED_ARTICLE_V1_ID,
         MENTION_V1_ID,
         SPIKE_ALERT_V1_ID,
+        INTERACTION_V1_ID,
       ].sort(),
     );
   });
@@ -128,6 +130,20 @@ describe('SpikeAlert evolution', () => {
   it('lets a reader still on history/SpikeAlert.1 read a current SpikeAlert (forward)', () => {
     const current = encodeRecord('SpikeAlert', FIXTURES.SpikeAlert, options);
     expect(decodeWithReaderSchema(SPIKE_ALERT_V1_ID, current.value, current.headers, options)).toEqual(alertV1);
+  });
+});
+
+describe('Interaction evolution', () => {
+  const interactionV1 = Object.fromEntries(Object.entries(FIXTURES.Interaction).filter(([field]) => field !== 'urls'));
+
+  it('reads an Interaction written with history/Interaction.1 with no URLs (backward)', () => {
+    const old = encodeWithSchema(INTERACTION_V1_ID, interactionV1, options);
+    expect(decodeRecord('Interaction', old.value, old.headers, options)).toEqual({ ...interactionV1, urls: [] });
+  });
+
+  it('lets a reader still on history/Interaction.1 read a current Interaction (forward)', () => {
+    const current = encodeRecord('Interaction', FIXTURES.Interaction, options);
+    expect(decodeWithReaderSchema(INTERACTION_V1_ID, current.value, current.headers, options)).toEqual(interactionV1);
   });
 });
 

@@ -168,6 +168,7 @@ const interaction: RecordTypes['Interaction'] = {
   variant: 'M2',
   chunk_ids: [chunk.id],
   article_ids: [article.id],
+  urls: [article.canonical_url],
   model: 'gpt-4o-mini-2024-07-18',
   extracted_at: Date.UTC(2023, 7, 31, 9, 30, 0),
 };

@@ -89,6 +89,7 @@ describe('M1 (Figure A1) through the OpenAI client', () => {
       variant: 'M1',
       chunk_ids: [DOJA_CAT_CHUNK.id],
       article_ids: ['art-doja-met-gala', 'art-wire-copy'],
+      urls: ['https://news.example.org/art-doja-met-gala', 'https://wire.example.org/art-wire-copy'],
       model: 'fake-model',
       extracted_at: T0 + 1_000,
     });

@@ -110,6 +110,7 @@ function countingExtractor(): InteractionExtractor & { calls: string[] } {
         variant,
         chunk_ids: chunks.map((c) => c.id),
         article_ids: [],
+        urls: [],
         model: 'counting',
         extracted_at: 0,
       },

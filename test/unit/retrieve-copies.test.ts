@@ -27,6 +27,7 @@ function interaction(id: string, subject: string, text: string, t = T): Interact
     variant: 'M1',
     chunk_ids: [],
     article_ids: [],
+    urls: [],
     model: 'test',
     extracted_at: T,
   };
