@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './local-infra-config.js';
 
@@ -51,6 +52,78 @@ export interface ElasticsearchConnection {
   apiKey?: Secret;
   username?: string;
   password?: Secret;
+  /** PEM of the CA that signed the server's certificate (`ES_CA_FILE`), for a private CA such as ECK's. */
+  caCertificate?: string;
+}
+
+export type KafkaSaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512';
+
+/** How to reach a secured Kafka: TLS (with a private CA) and SASL credentials. None: plaintext. */
+export interface KafkaSecurity {
+  tls?: { caCertificate?: string };
+  sasl?: { mechanism: KafkaSaslMechanism; username: string; password: Secret };
+}
+
+const SASL_MECHANISMS: readonly KafkaSaslMechanism[] = ['plain', 'scram-sha-256', 'scram-sha-512'];
+
+function readPem(path: string, variable: string, problems: string[]): string | undefined {
+  try {
+    const text = readFileSync(path, 'utf8');
+    if (!text.includes('-----BEGIN CERTIFICATE-----')) problems.push(`${variable}: ${path} holds no PEM certificate`);
+    return text;
+  } catch (error) {
+    problems.push(`${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    return undefined;
+  }
+}
+
+/**
+ * `KAFKA_TLS` (true/false; implied by `KAFKA_CA_FILE`), `KAFKA_CA_FILE`, and `KAFKA_SASL_MECHANISM`
+ * with `KAFKA_SASL_USERNAME` / `KAFKA_SASL_PASSWORD` (all three or none). Throws a ConfigError
+ * listing every problem.
+ */
+export function kafkaSecurityFromEnv(env: Env): KafkaSecurity {
+  const problems: string[] = [];
+  const security: KafkaSecurity = {};
+  const tlsFlag = env.KAFKA_TLS?.trim().toLowerCase();
+  if (tlsFlag !== undefined && tlsFlag !== '' && tlsFlag !== 'true' && tlsFlag !== 'false') {
+    problems.push(`KAFKA_TLS: true or false (got "${env.KAFKA_TLS}")`);
+  }
+  const caFile = env.KAFKA_CA_FILE?.trim();
+  if (tlsFlag === 'false' && caFile) problems.push('KAFKA_CA_FILE is set but KAFKA_TLS is false');
+  if (tlsFlag === 'true' || caFile) {
+    const caCertificate = caFile ? readPem(caFile, 'KAFKA_CA_FILE', problems) : undefined;
+    security.tls = caCertificate === undefined ? {} : { caCertificate };
+  }
+  const mechanism = env.KAFKA_SASL_MECHANISM?.trim().toLowerCase();
+  const username = env.KAFKA_SASL_USERNAME;
+  const password = env.KAFKA_SASL_PASSWORD;
+  const given = [mechanism, username, password].filter((v) => v !== undefined && v !== '').length;
+  if (given > 0 && given < 3) {
+    problems.push('KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD must be set together');
+  } else if (given === 3) {
+    if (!(SASL_MECHANISMS as readonly string[]).includes(mechanism!)) {
+      problems.push(`KAFKA_SASL_MECHANISM: one of ${SASL_MECHANISMS.join(', ')} (got "${env.KAFKA_SASL_MECHANISM}")`);
+    } else {
+      security.sasl = {
+        mechanism: mechanism as KafkaSaslMechanism,
+        username: username!,
+        password: new Secret(password!),
+      };
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return security;
+}
+
+/** `ES_CA_FILE`: the PEM of a private CA for `https://` Elasticsearch (ECK's operator-made one). */
+export function elasticsearchCaFromEnv(env: Env): string | undefined {
+  const path = env.ES_CA_FILE?.trim();
+  if (!path) return undefined;
+  const problems: string[] = [];
+  const pem = readPem(path, 'ES_CA_FILE', problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return pem;
 }
 
 export interface ExternalInfrastructure {
@@ -80,6 +153,8 @@ export function externalInfrastructureFromEnv(env: Env): ExternalInfrastructure 
     problems.push('ES_USERNAME and ES_PASSWORD must be set together');
   if (problems.length > 0 || !parsedBrokers?.success || !parsedUrl?.success) throw new ConfigError(problems);
   const elasticsearch: ElasticsearchConnection = { url: parsedUrl.data };
+  const caCertificate = elasticsearchCaFromEnv(env);
+  if (caCertificate !== undefined) elasticsearch.caCertificate = caCertificate;
   if (env.ES_API_KEY) elasticsearch.apiKey = new Secret(env.ES_API_KEY);
   if (env.ES_USERNAME !== undefined && env.ES_PASSWORD !== undefined) {
     elasticsearch.username = env.ES_USERNAME;

@@ -1,4 +1,6 @@
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import { histogram } from '../streams/metrics.js';
 import type { ChatModel } from '../processors/extract/chat-model.js';
 import type { SpikeFeed } from '../streams/spike-feed.js';
 import { BearerTokens } from './bearer-tokens.js';
@@ -35,6 +37,33 @@ export interface ApiServerOptions {
   status?: () => Promise<StatusDocument>;
   /** `POST /v1/articles`, with its own bearer tokens (intake credentials are not query keys). */
   intake?: { publisher: ArticlePublisher; tokens: readonly string[] };
+  /** Where `neon_http_request_seconds` is recorded; none: not recorded. */
+  registry?: Registry;
+}
+
+/** From a cached spike list (ms) to an LLM-written answer (seconds). */
+export const HTTP_SECONDS_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * Request latency by route template (bounded: the registered routes, never the raw path) and
+ * status class. Server-sent-event streams are left out: their "latency" is their lifetime.
+ */
+function recordRequestLatency(app: FastifyInstance, registry: Registry): void {
+  const seconds = histogram(
+    registry,
+    'neon_http_request_seconds',
+    'API request latency by route and status class.',
+    ['route', 'method', 'status'],
+    HTTP_SECONDS_BUCKETS,
+  );
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    if (reply.getHeader('content-type')?.toString().startsWith('text/event-stream')) return;
+    seconds.observe(
+      { route, method: request.method, status: `${Math.floor(reply.statusCode / 100)}xx` },
+      reply.elapsedTime / 1000,
+    );
+  });
 }
 
 export interface ApiServer {
@@ -57,6 +86,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const tokens = new BearerTokens(options.apiKeys ?? []);
   const perMinute = options.ratePerMinute ?? 600;
   const limiter = new RateLimiter(perMinute, Math.max(1, Math.ceil(perMinute / 6)));
+  if (options.registry) recordRequestLatency(app, options.registry);
   if (options.spikes) registerSpikeRoutes(app, { feed: options.spikes, tokens, limiter });
   if (options.retriever) {
     registerQueryRoutes(app, {

@@ -4,6 +4,8 @@ import { DEAD_LETTER_TOPIC, DLQ_HEADERS } from './dead-letter-writer.js';
 import { topicRecord } from './record-codec.js';
 import { TOPICS } from './topics.js';
 import type { TransportProducer } from './transport.js';
+import type { Counter, Registry } from 'prom-client';
+import { counter, METRIC_NAMES } from './metrics.js';
 
 /** Header naming where a refused intake input came from (feed URL, `http`, a file and line). */
 export const DLQ_ORIGIN_HEADER = 'dlq.origin';
@@ -22,16 +24,35 @@ export interface IntakeCounters {
 export class TransportArticlePublisher implements ArticlePublisher {
   readonly counters: IntakeCounters = { published: 0, rejected: {} };
 
+  private readonly metrics:
+    { published: Counter<'stage' | 'sink'>; deadLetters: Counter<'stage' | 'code'> } | undefined;
+
   constructor(
     private readonly producer: TransportProducer,
-    private readonly options: { articlesTopic?: string; deadLetterTopic?: string; processor?: string } = {},
-  ) {}
+    private readonly options: {
+      articlesTopic?: string;
+      deadLetterTopic?: string;
+      processor?: string;
+      /** Counts published articles and refusals in the stages' metric families (stage `intake`). */
+      registry?: Registry;
+    } = {},
+  ) {
+    const registry = options.registry;
+    this.metrics = registry && {
+      published: counter(registry, METRIC_NAMES.sent, 'Records a sink acknowledged.', ['stage', 'sink']),
+      deadLetters: counter(registry, METRIC_NAMES.deadLetters, 'Records dead-lettered, by error code.', [
+        'stage',
+        'code',
+      ]),
+    };
+  }
 
   async publish(article: Article): Promise<void> {
     const topic = this.options.articlesTopic ?? TOPICS.articles;
     const record = topicRecord(topic, 'Article', article.id, article);
     await this.producer.send(topic, [record]);
     this.counters.published += 1;
+    this.metrics?.published.inc({ stage: 'intake', sink: 'articles' });
   }
 
   async reject(original: Buffer, rejection: IntakeRejection, origin: string): Promise<void> {
@@ -47,5 +68,7 @@ export class TransportArticlePublisher implements ArticlePublisher {
       { key: null, value: original, headers },
     ]);
     this.counters.rejected[rejection.reason] = (this.counters.rejected[rejection.reason] ?? 0) + 1;
+    // Reasons come from the closed INTAKE_REJECTION_REASONS list: a bounded label.
+    this.metrics?.deadLetters.inc({ stage: 'intake', code: rejection.reason });
   }
 }

@@ -14,6 +14,8 @@ export function createElasticsearchClient(
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     maxRetries: options.maxRetries ?? 3,
   };
+  // A private CA (ECK's) is trusted in addition to the system's, never instead of verification.
+  if (connection.caCertificate !== undefined) clientOptions.tls = { ca: connection.caCertificate };
   if (connection.apiKey) clientOptions.auth = { apiKey: connection.apiKey.reveal() };
   else if (connection.username !== undefined && connection.password)
     clientOptions.auth = { username: connection.username, password: connection.password.reveal() };

@@ -1,4 +1,5 @@
 import { Kafka, logLevel, type KafkaConfig } from 'kafkajs';
+import type { KafkaSecurity } from '../schemas/connection-config.js';
 
 export interface KafkaClientOptions {
   brokers: string[];
@@ -7,6 +8,8 @@ export interface KafkaClientOptions {
   logLevel?: logLevel;
   connectionTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** TLS and SASL for a secured cluster (Strimzi's TLS listener with SCRAM users); none: plaintext. */
+  security?: KafkaSecurity;
 }
 
 /**
@@ -22,5 +25,16 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     retry: { initialRetryTime: 300, maxRetryTime: 30_000, retries: 8, factor: 0.2, multiplier: 2 },
   };
+  const { tls, sasl } = options.security ?? {};
+  if (tls) config.ssl = tls.caCertificate === undefined ? true : { ca: [tls.caCertificate] };
+  if (sasl) {
+    const credentials = { username: sasl.username, password: sasl.password.reveal() };
+    config.sasl =
+      sasl.mechanism === 'plain'
+        ? { mechanism: 'plain', ...credentials }
+        : sasl.mechanism === 'scram-sha-256'
+          ? { mechanism: 'scram-sha-256', ...credentials }
+          : { mechanism: 'scram-sha-512', ...credentials };
+  }
   return new Kafka(config);
 }

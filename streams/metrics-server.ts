@@ -8,6 +8,19 @@ export interface MetricsServerOptions {
   port: number;
   /** Loopback unless asked: metrics reveal topic names and volumes. */
   host?: string;
+  /** What `/livez` and `/readyz` report; without it both answer ok while the process serves. */
+  health?: () => Promise<HealthReport>;
+}
+
+/**
+ * Liveness: the process can still make progress (restart it otherwise). Readiness: it can do its
+ * work now — its broker and datastore answer (hold rollouts and traffic otherwise).
+ */
+export interface HealthReport {
+  live: boolean;
+  ready: boolean;
+  /** Why not, for the probe's log and a person reading it; empty when all is well. */
+  problems: string[];
 }
 
 export interface MetricsServer {
@@ -16,9 +29,33 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-const ROUTES = new Set(['/metrics', '/healthz']);
+const ROUTES = new Set(['/metrics', '/healthz', '/livez', '/readyz']);
 
-async function handle(registry: Registry, req: IncomingMessage, res: ServerResponse): Promise<void> {
+const ALWAYS_HEALTHY = (): Promise<HealthReport> => Promise.resolve({ live: true, ready: true, problems: [] });
+
+async function answerHealth(
+  health: () => Promise<HealthReport>,
+  which: 'live' | 'ready',
+  res: ServerResponse,
+): Promise<void> {
+  let report: HealthReport;
+  try {
+    report = await health();
+  } catch (error) {
+    report = { live: true, ready: false, problems: [`health check failed: ${String(error)}`] };
+  }
+  const ok = which === 'live' ? report.live : report.live && report.ready;
+  res
+    .writeHead(ok ? 200 : 503, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
+    .end(`${JSON.stringify({ status: ok ? 'ok' : 'unavailable', problems: report.problems })}\n`);
+}
+
+async function handle(
+  registry: Registry,
+  health: () => Promise<HealthReport>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   // The base is only there to parse a path; the Host header is never trusted for anything.
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   if (!ROUTES.has(path)) {
@@ -30,8 +67,12 @@ async function handle(registry: Registry, req: IncomingMessage, res: ServerRespo
     res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
     return;
   }
-  if (path === '/healthz') {
-    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('ok');
+  if (path === '/healthz' || path === '/livez') {
+    await answerHealth(health, 'live', res);
+    return;
+  }
+  if (path === '/readyz') {
+    await answerHealth(health, 'ready', res);
     return;
   }
   let body: string;
@@ -45,14 +86,18 @@ async function handle(registry: Registry, req: IncomingMessage, res: ServerRespo
   res.writeHead(200, { 'content-type': registry.contentType }).end(body);
 }
 
-/** Serves `GET /metrics` (Prometheus text format) and `GET /healthz` over plain node:http. */
+/**
+ * Serves `GET /metrics` (Prometheus text format), `/livez` (`/healthz`) and `/readyz` over plain
+ * node:http: the port Kubernetes probes and Prometheus scrapes.
+ */
 export async function startMetricsServer({
   registry,
   port,
   host = '127.0.0.1',
+  health = ALWAYS_HEALTHY,
 }: MetricsServerOptions): Promise<MetricsServer> {
   const server = createServer((req, res) => {
-    handle(registry, req, res).catch(() => {
+    handle(registry, health, req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();
     });

@@ -22,7 +22,11 @@ export const METRIC_NAMES = {
   lag: 'neon_consumer_lag',
   commits: 'neon_stage_offset_commits_total',
   retries: 'neon_stage_retries_total',
+  deadLetters: 'neon_dead_letters_total',
 } as const;
+
+/** Publish → acknowledged by the datastore, per datastore (recorded by the index stages). */
+export const FRESHNESS_METRIC = 'neon_freshness_seconds';
 
 /** Why a record left a stage without an output. */
 export const DISCARD_REASONS = ['dead_lettered', 'filtered', 'duplicate'] as const;
@@ -58,6 +62,8 @@ export interface StageMetrics {
     remove(topic: string, partition: number): void;
   };
   commits: { inc(count?: number): void };
+  /** Records written to the dead-letter topic, by the closed error code that sent them there. */
+  deadLetters: { inc(code: StageErrorCode, count?: number): void };
   retries: { inc(sink: string, count?: number): void };
 }
 
@@ -134,6 +140,10 @@ export function stageMetrics(registry: Registry, stage: string): StageMetrics {
     'partition',
   ]);
   const commits = counter(registry, METRIC_NAMES.commits, 'Offset commits.', ['stage']);
+  const deadLetters = counter(registry, METRIC_NAMES.deadLetters, 'Records dead-lettered, by error code.', [
+    'stage',
+    'code',
+  ]);
   const retries = counter(registry, METRIC_NAMES.retries, 'Items resent to a sink after a transient failure.', [
     'stage',
     'sink',
@@ -167,6 +177,9 @@ export function stageMetrics(registry: Registry, stage: string): StageMetrics {
       remove: (topic, partition) => lag.remove({ stage, topic, partition: String(partition) }),
     },
     commits: { inc: (count = 1) => commits.inc({ stage }, count) },
+    deadLetters: {
+      inc: (code, count = 1) => deadLetters.inc({ stage, code: KNOWN_CODES.has(code) ? code : 'internal' }, count),
+    },
     retries: { inc: (sink, count = 1) => retries.inc({ stage, sink }, count) },
   };
 }

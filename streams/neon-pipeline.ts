@@ -8,8 +8,8 @@ import {
   OfflineInteractionExtractor,
   type InteractionExtractor,
 } from '../processors/extract/interaction-extractor.js';
-import type { EntityDirectory } from '../processors/query/entity-directory.js';
-import type { EntityLinker } from '../processors/query/reformulate-query.js';
+import { EntityDirectory } from '../processors/query/entity-directory.js';
+import { EntityLinker } from '../processors/query/reformulate-query.js';
 import type { WebhookEndpoint } from '../processors/spikes/deliver-webhook.js';
 import type { SpikeConfig } from '../processors/spikes/spike-config.js';
 import type { InteractionVariant } from '../schemas/records.generated.js';
@@ -18,8 +18,8 @@ import type { Datastore } from './datastore.js';
 import { stageMetrics } from './metrics.js';
 import { followRegistryLinker } from './registry-linker.js';
 import type { RunningStage, StageLogger } from './run-stage.js';
-import { followSpikes, type SpikeFeed } from './spike-feed.js';
-import { STAGE_CATALOG, type StageName } from './stage-catalog.js';
+import { followSpikes, hubFeed, SpikeHub, type SpikeFeed } from './spike-feed.js';
+import { STAGE_CATALOG, stageDescriptor, type StageName } from './stage-catalog.js';
 import { stageLag } from './stage-lag.js';
 import { startChunkStage } from './stages/chunk-stage.js';
 import { startDedupeStage } from './stages/dedupe-stage.js';
@@ -48,6 +48,11 @@ export interface NeonPipelineOptions {
   log?: StageLogger;
   /** Topic partitions when topics are created here (embedded mode, local broker). Default 6. */
   partitions?: number;
+  /**
+   * This process also serves the API (spike list and stream, entity directory): it then follows
+   * `entity.spikes` and `entity.registry` whatever stages it runs. Default true.
+   */
+  serving?: boolean;
 }
 
 export interface StageProgress {
@@ -78,6 +83,8 @@ export interface NeonPipeline {
   };
   /** Rejects when a stage dies. */
   readonly done: Promise<void>;
+  /** Stages started here that are no longer running (a liveness failure). */
+  ended(): StageName[];
   /** Lag and counters of every stage of the catalog. */
   progress(): Promise<StageProgress[]>;
   stop(): Promise<void>;
@@ -106,13 +113,30 @@ const START_ORDER: readonly StageName[] = [
 export async function startNeonPipeline(options: NeonPipelineOptions): Promise<NeonPipeline> {
   const { transport, datastore, embedder, chat, registry, log } = options;
   const selected = new Set(options.stages ?? START_ORDER);
-  await transport.ensureTopics(localTopicSpecs(options.partitions ?? 6));
-  await datastore.prepare({ model: embedder.model, dimensions: embedder.dimensions });
+  const serving = options.serving ?? true;
+  // Only the topics this process touches: on a cluster the operator owns them, and a processor's
+  // credentials may describe nothing else.
+  const used = topicsUsed([...selected], serving);
+  await transport.ensureTopics(localTopicSpecs(options.partitions ?? 6).filter((spec) => used.has(spec.topic)));
+  // Templates and aliases are the indexers' to create; the query side only reads them.
+  if (selected.has('index-chunks') || selected.has('index-interactions')) {
+    await datastore.prepare({ model: embedder.model, dimensions: embedder.dimensions });
+  }
   const metricsFor = (stage: string) => stageMetrics(registry, stage);
   const common = (stage: string) => ({ metrics: metricsFor(stage), ...(log ? { log } : {}) });
 
-  const { linker, directory, tail: registryTail } = await followRegistryLinker(transport, log ? { log } : {});
-  const feed = await followSpikes(transport, TOPICS.spikes, log ? { log } : {});
+  const followsRegistry = serving || selected.has('query');
+  const followsSpikes = serving || selected.has('extract');
+  const {
+    linker,
+    directory,
+    tail: registryTail,
+  } = followsRegistry
+    ? await followRegistryLinker(transport, log ? { log } : {})
+    : { linker: new EntityLinker(), directory: new EntityDirectory(), tail: undefined };
+  const feed = followsSpikes
+    ? await followSpikes(transport, TOPICS.spikes, log ? { log } : {})
+    : hubFeed(new SpikeHub());
   const retriever = new Retriever({ datastore, embedder, linker });
   const extractor: InteractionExtractor = chat ? new LlmInteractionExtractor(chat) : new OfflineInteractionExtractor();
   const configured = new ConfiguredTargets(options.extract.subjects);
@@ -126,17 +150,20 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
     // Upstream first: each stage drains what it holds before the next one stops.
     for (const name of [...START_ORDER].reverse()) await stages.get(name)?.stop();
     await feed.stop();
-    await registryTail.stop();
+    await registryTail?.stop();
   };
   try {
     for (const name of START_ORDER) {
       if (!selected.has(name)) continue;
       switch (name) {
         case 'index-chunks':
-          stages.set(name, await startChunkIndexStage(transport, { datastore, embedder, ...common(name) }));
+          stages.set(name, await startChunkIndexStage(transport, { datastore, embedder, registry, ...common(name) }));
           break;
         case 'index-interactions':
-          stages.set(name, await startInteractionIndexStage(transport, { datastore, embedder, ...common(name) }));
+          stages.set(
+            name,
+            await startInteractionIndexStage(transport, { datastore, embedder, registry, ...common(name) }),
+          );
           break;
         case 'query':
           stages.set(name, await startQueryStage(transport, { retriever, ...(chat ? { chat } : {}), ...common(name) }));
@@ -199,6 +226,7 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
       variants: options.extract.variants.filter((v) => extractor.variants.includes(v)),
     },
     done: Promise.all([...stages.values()].map((s) => s.done)).then(() => undefined),
+    ended: () => [...stages.keys()].filter((name) => !running.has(name)),
     progress: async () =>
       Promise.all(
         STAGE_CATALOG.map(async (descriptor) => {
@@ -224,4 +252,14 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
       ),
     stop: stopAll,
   };
+}
+
+/** Every topic the selected stages read, follow or write, and what the API follows when served here. */
+function topicsUsed(stages: readonly StageName[], serving: boolean): Set<string> {
+  const used = new Set<string>(serving ? [TOPICS.spikes, TOPICS.registry] : []);
+  for (const name of stages) {
+    const descriptor = stageDescriptor(name);
+    for (const topic of [...descriptor.reads, ...descriptor.follows, ...descriptor.writes]) used.add(topic);
+  }
+  return used;
 }

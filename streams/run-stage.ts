@@ -156,6 +156,7 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
     }
     stats.deadLettered += 1;
     metrics?.discarded.inc('dead_lettered');
+    metrics?.deadLetters.inc(error.code);
     log('warn', 'dead-lettered', {
       stage,
       code: error.code,

@@ -1,5 +1,7 @@
 import { NAME_PREFIX, TOPICS } from './topics.js';
 
+export { TAIL_GROUP_PREFIX } from './topics.js';
+
 /**
  * The processors of the product as deployed: each is its own consumer group, reads its input
  * topics, follows some topics for state (without a group), and writes its outputs. One source of
@@ -18,6 +20,11 @@ export interface StageDescriptor {
   writes: readonly string[];
   /** Datastores it writes (index stages) or reads (query). */
   datastores: readonly ('chunks' | 'interactions')[];
+  /**
+   * Reads every stage's lag (the status page): describes — offsets only, never records — every
+   * topic and every stage's group.
+   */
+  describesAll?: boolean;
   what: string;
 }
 
@@ -69,7 +76,8 @@ export const STAGE_CATALOG: readonly StageDescriptor[] = [
     name: 'spikes',
     group: `${NAME_PREFIX}neon.spikes`,
     reads: [TOPICS.mentions],
-    follows: [TOPICS.spikeState, TOPICS.spikes],
+    // The counts and what was already sent are rebuilt from these; interactions are what an alert cites.
+    follows: [TOPICS.spikeState, TOPICS.spikes, TOPICS.interactions],
     writes: [TOPICS.spikes, TOPICS.spikeState, dlq],
     datastores: [],
     what: 'per-entity counts by day and hour; spike episodes',
@@ -105,9 +113,11 @@ export const STAGE_CATALOG: readonly StageDescriptor[] = [
     name: 'query',
     group: `${NAME_PREFIX}neon.query`,
     reads: [TOPICS.queries],
-    follows: [TOPICS.registry],
+    // Entity linking reads the registry; the API beside it (same Deployment) lists and streams spikes.
+    follows: [TOPICS.registry, TOPICS.spikes],
     writes: [TOPICS.answers, dlq],
     datastores: ['chunks', 'interactions'],
+    describesAll: true,
     what: 'questions from neon.queries answered on neon.answers',
   },
   {
@@ -120,6 +130,28 @@ export const STAGE_CATALOG: readonly StageDescriptor[] = [
     what: 'spike alerts POSTed to the configured webhooks',
   },
 ];
+
+/**
+ * Every process that touches Kafka when deployed: the catalog's stages plus intake (feeds and
+ * `POST /v1/articles`), which is not a consumer but publishes the pipeline's input.
+ */
+export interface ProcessDescriptor extends Omit<StageDescriptor, 'name' | 'group'> {
+  name: StageName | 'intake';
+  /** Null for a process without a consumer group of its own. */
+  group: string | null;
+}
+
+export const INTAKE_PROCESS: ProcessDescriptor = {
+  name: 'intake',
+  group: null,
+  reads: [],
+  follows: [],
+  writes: [TOPICS.articles, dlq],
+  datastores: [],
+  what: 'feeds polled and POSTed articles, normalised onto news.articles',
+};
+
+export const DEPLOYED_PROCESSES: readonly ProcessDescriptor[] = [INTAKE_PROCESS, ...STAGE_CATALOG];
 
 export function stageDescriptor(name: StageName): StageDescriptor {
   return STAGE_CATALOG.find((s) => s.name === name)!;

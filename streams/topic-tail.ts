@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { TAIL_GROUP_PREFIX } from './topics.js';
 import type { RawRecord, Transport, TransportConsumer } from './transport.js';
 
 export interface TopicTail {
@@ -60,7 +61,7 @@ export async function tailTopic(
 
   let stopped = false;
   const consumer: TransportConsumer = transport.consumer({
-    groupId: `neon.tail.${options.purpose}.${randomUUID()}`,
+    groupId: `${TAIL_GROUP_PREFIX}${options.purpose}.${randomUUID()}`,
     topics: [topic],
     fromBeginning: true,
   });

@@ -27,6 +27,12 @@ export const NAME_PREFIX: string = TOPIC_PREFIX_PATTERN.test(process.env.NEON_TO
   ? (process.env.NEON_TOPIC_PREFIX ?? '')
   : '';
 
+/**
+ * Followed topics are read by throw-away groups (every replica reads every partition), all named
+ * under this prefix: the one group ACL a following process needs besides its own group.
+ */
+export const TAIL_GROUP_PREFIX = `${NAME_PREFIX}neon.tail.`;
+
 type Prefixed<T extends Record<string, string>> = { readonly [K in keyof T]: string };
 
 function prefixed<T extends Record<string, string>>(names: T, prefix: string): Prefixed<T> {

@@ -4,7 +4,12 @@ import type { Embedder } from '../../processors/embed/embedder.js';
 import { embedderConfigFromEnv } from '../../processors/embed/embedder-config.js';
 import { ensureEmbeddingModel } from '../../infra/models/download-embedding-model.js';
 import { localEndpoints } from '../../infra/local-infrastructure.js';
-import { elasticsearchUrlSchema, Secret, type ElasticsearchConnection } from '../../schemas/connection-config.js';
+import {
+  elasticsearchCaFromEnv,
+  elasticsearchUrlSchema,
+  Secret,
+  type ElasticsearchConnection,
+} from '../../schemas/connection-config.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { createElasticsearchClient } from '../../streams/elasticsearch-client.js';
 
@@ -19,9 +24,11 @@ export function clusterElasticsearch(env = process.env): { es: Client; url: stri
     if ((env.ES_USERNAME === undefined) !== (env.ES_PASSWORD === undefined)) {
       throw new ConfigError(['ES_USERNAME and ES_PASSWORD must be set together']);
     }
+    const caCertificate = elasticsearchCaFromEnv(env);
     const connection: ElasticsearchConnection = {
       url: parsed.data,
       ...(env.ES_API_KEY ? { apiKey: new Secret(env.ES_API_KEY) } : {}),
+      ...(caCertificate === undefined ? {} : { caCertificate }),
       ...(env.ES_USERNAME !== undefined && env.ES_PASSWORD !== undefined
         ? { username: env.ES_USERNAME, password: new Secret(env.ES_PASSWORD) }
         : {}),

@@ -1,5 +1,5 @@
 import { logLevel } from 'kafkajs';
-import { kafkaBrokersSchema } from '../../schemas/connection-config.js';
+import { kafkaBrokersSchema, kafkaSecurityFromEnv } from '../../schemas/connection-config.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { localEndpoints } from '../../infra/local-infrastructure.js';
 import { createKafkaClient } from '../../streams/kafka-client.js';
@@ -8,13 +8,16 @@ import { localTopicSpecs } from '../../streams/topics.js';
 import type { Transport } from '../../streams/transport.js';
 
 /**
- * The Kafka a command talks to: `KAFKA_BROKERS` when set, otherwise the local broker of
- * `neon infra up`. Topics are created if missing (locally; on a cluster the operator owns them and
- * this is a no-op).
+ * The Kafka a command talks to: `KAFKA_BROKERS` (with `KAFKA_TLS`, `KAFKA_CA_FILE` and SASL
+ * credentials when set) or otherwise the local broker of `neon infra up`. Missing topics are created
+ * — all of them for a command-line tool, or only `topics` for a long-running process, whose
+ * credentials on a cluster may describe nothing else (there the operator owns the topics and this
+ * is a no-op).
  */
 export async function clusterTransport(
   clientId: string,
   env = process.env,
+  topics: 'all' | readonly string[] = 'all',
 ): Promise<{ transport: Transport; brokers: string[] }> {
   let brokers: string[];
   if (env.KAFKA_BROKERS !== undefined) {
@@ -24,7 +27,11 @@ export async function clusterTransport(
   } else {
     brokers = localEndpoints(loadLocalInfraConfig(env)).kafkaBrokers;
   }
-  const transport = createKafkaTransport(createKafkaClient({ clientId, brokers, logLevel: logLevel.NOTHING }));
-  await transport.ensureTopics(localTopicSpecs());
+  const security = kafkaSecurityFromEnv(env);
+  const transport = createKafkaTransport(
+    createKafkaClient({ clientId, brokers, logLevel: logLevel.NOTHING, security }),
+  );
+  const specs = localTopicSpecs().filter((spec) => topics === 'all' || topics.includes(spec.topic));
+  if (specs.length > 0) await transport.ensureTopics(specs);
   return { transport, brokers };
 }

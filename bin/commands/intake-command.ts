@@ -14,7 +14,12 @@ import { UsageError } from '../../infra/cli-errors.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
 import { untilSignalled } from '../../streams/stop-on-signals.js';
+import { TOPICS } from '../../streams/topics.js';
 import { clusterTransport } from './cluster-transport.js';
+import { healthFrom } from '../../streams/health-checks.js';
+import { createMetricsRegistry } from '../../streams/metrics.js';
+import { startMetricsServer } from '../../streams/metrics-server.js';
+import { parsePort } from './parse-port.js';
 
 /** A feed list file: YAML or JSON, `feeds: [{ url, interval_seconds, source? }]` (or a bare list). */
 export function readFeedList(path: string): FeedSubscription[] {
@@ -53,7 +58,9 @@ export function registerIntakeCommand(program: Command): void {
     .option('--feeds <file>', 'feed list (YAML or JSON): feeds: [{ url, interval_seconds, source }]')
     .option('--port <port>', 'port of POST /v1/articles (needs NEON_INTAKE_TOKENS)', '8081')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .action(async (flags: { feeds?: string; port: string; host: string }) => {
+    .option('--metrics-port <port>', 'serve Prometheus metrics and /livez, /readyz on this port', '9464')
+    .option('--metrics-host <host>', 'address the metrics port listens on', '127.0.0.1')
+    .action(async (flags: { feeds?: string; port: string; host: string; metricsPort: string; metricsHost: string }) => {
       const say = (line: string): void => void process.stdout.write(`${line}\n`);
       const feeds = flags.feeds ? readFeedList(flags.feeds) : [];
       const tokens = (process.env.NEON_INTAKE_TOKENS ?? '')
@@ -63,8 +70,20 @@ export function registerIntakeCommand(program: Command): void {
       if (feeds.length === 0 && tokens.length === 0) {
         throw new UsageError('nothing to do: give --feeds FILE, or set NEON_INTAKE_TOKENS to accept POSTed articles');
       }
-      const { transport, brokers } = await clusterTransport('neon-intake');
-      const publisher = new TransportArticlePublisher(transport.producer(), { processor: 'intake' });
+      const metricsPort = parsePort(flags.metricsPort, '--metrics-port');
+      const { transport, brokers } = await clusterTransport('neon-intake', process.env, [
+        TOPICS.articles,
+        TOPICS.deadLetters,
+      ]);
+      const registry = createMetricsRegistry();
+      const publisher = new TransportArticlePublisher(transport.producer(), { processor: 'intake', registry });
+      const metrics = await startMetricsServer({
+        registry,
+        port: metricsPort,
+        host: flags.metricsHost,
+        // Ready while the broker answers for the topic intake writes; nothing in here can die alone.
+        health: healthFrom(() => [], [{ name: 'Kafka', run: () => transport.endOffsets(TOPICS.articles) }]),
+      });
       const stateDir = join(loadLocalInfraConfig(process.env).dataDir, 'intake', 'feeds');
       const poller = createFeedPoller({
         feeds,
@@ -87,6 +106,7 @@ export function registerIntakeCommand(program: Command): void {
           await app.close();
           await poller.stop();
           await transport.close();
+          await metrics.close();
           say(`published ${publisher.counters.published}; rejected ${JSON.stringify(publisher.counters.rejected)}`);
         },
         { what: 'intake' },

@@ -12,6 +12,7 @@ import { parsePort } from './parse-port.js';
 
 interface PipelineFlags {
   metricsPort: string;
+  metricsHost: string;
   apiPort: string;
   api: boolean;
   apiHost: string;
@@ -32,7 +33,12 @@ export function registerPipelineCommand(program: Command): void {
       `processors to run here, comma-separated: ${STAGE_CATALOG.map((s) => s.name).join(', ')} (default all)`,
       'all',
     )
-    .option('--metrics-port <port>', 'serve Prometheus metrics on this port (0: any free port)', '9464')
+    .option(
+      '--metrics-port <port>',
+      'serve Prometheus metrics and the /livez and /readyz probes on this port (0: any free port)',
+      '9464',
+    )
+    .option('--metrics-host <host>', 'address the metrics port listens on', '127.0.0.1')
     .option('--api-port <port>', 'serve the API and dashboard on this port (0: any free port)', '8080')
     .option('--api-host <host>', 'address the API listens on', '127.0.0.1')
     .option('--no-api', 'no API in this process (a processor-only replica)')
@@ -44,7 +50,7 @@ export function registerPipelineCommand(program: Command): void {
       const metricsPort = parsePort(flags.metricsPort, '--metrics-port');
       const apiPort = parsePort(flags.apiPort, '--api-port');
       const config = loadProductConfig(process.env);
-      const { transport, brokers } = await clusterTransport('neon-pipeline');
+      const { transport, brokers } = await clusterTransport('neon-pipeline', process.env, []);
       const { es, url: esUrl } = clusterElasticsearch();
       const runtime = await startProductRuntime({
         mode: 'cluster',
@@ -54,6 +60,7 @@ export function registerPipelineCommand(program: Command): void {
         stages: selected.stages,
         api: flags.api ? { port: apiPort, host: flags.apiHost } : null,
         metricsPort,
+        metricsHost: flags.metricsHost,
         say,
       });
       say(`pipeline on Kafka ${brokers.join(',')} and Elasticsearch ${esUrl}`);

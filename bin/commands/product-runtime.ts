@@ -9,10 +9,12 @@ import { startApiServer, type ApiServer } from '../../service/api-server.js';
 import type { FeedStatus, StatusDocument } from '../../service/status-routes.js';
 import type { Datastore } from '../../streams/datastore.js';
 import { createMetricsRegistry } from '../../streams/metrics.js';
-import { startMetricsServer, type MetricsServer } from '../../streams/metrics-server.js';
+import { healthFrom } from '../../streams/health-checks.js';
+import { startMetricsServer, type HealthReport, type MetricsServer } from '../../streams/metrics-server.js';
 import { startNeonPipeline, type NeonPipeline } from '../../streams/neon-pipeline.js';
 import type { StageLogger } from '../../streams/run-stage.js';
-import type { StageName } from '../../streams/stage-catalog.js';
+import { stageDescriptor, type StageName } from '../../streams/stage-catalog.js';
+import { TOPICS } from '../../streams/topics.js';
 import type { Transport } from '../../streams/transport.js';
 import type { ProductConfig } from './product-config.js';
 
@@ -25,8 +27,10 @@ export interface ProductRuntimeOptions {
   stages?: readonly StageName[];
   /** The API (and dashboard) on this port; null: no API in this process. */
   api: { port: number; host?: string } | null;
-  /** Prometheus metrics on their own port; null: none. */
+  /** Prometheus metrics and the health probes on their own port; null: none. */
   metricsPort: number | null;
+  /** Where the metrics port listens (default loopback; `0.0.0.0` in a pod). */
+  metricsHost?: string;
   /** What is feeding the pipeline, for `/v1/status`. */
   feedStatus?: () => FeedStatus;
   /** Where `POST /v1/articles` publishes (with `intakeTokens`). */
@@ -44,6 +48,8 @@ export interface ProductRuntime {
   readonly api: ApiServer | undefined;
   readonly metrics: MetricsServer | undefined;
   readonly registry: Registry;
+  /** Liveness (no stage died) and readiness (the transport and, where used, the datastore answer). */
+  health(): Promise<HealthReport>;
   status(): Promise<StatusDocument>;
   stop(): Promise<void>;
 }
@@ -86,9 +92,19 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
       spikes: config.spikes,
       webhooks: config.webhooks,
       registry,
+      serving: options.api !== null,
       ...(options.log ? { log: options.log } : {}),
     });
     const running = pipeline;
+    const usesDatastore =
+      options.api !== null || [...running.stages.keys()].some((name) => stageDescriptor(name).datastores.length > 0);
+    const health = healthFrom(
+      () => running.ended().map((name) => `stage ${name} stopped`),
+      [
+        { name: 'transport', run: () => transport.endOffsets(TOPICS.deadLetters) },
+        ...(usesDatastore ? [{ name: 'datastore', run: () => datastore.count('interactions') }] : []),
+      ],
+    );
     const count = (kind: 'chunks' | 'interactions'): Promise<number | null> => datastore.count(kind).catch(() => null);
     const status = async (): Promise<StatusDocument> => {
       const [stages, chunks, interactions] = await Promise.all([
@@ -145,9 +161,17 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
           mode: running.extraction.mode,
         },
         ...(options.intake ? { intake: options.intake } : {}),
+        registry,
       });
     }
-    if (options.metricsPort !== null) metrics = await startMetricsServer({ registry, port: options.metricsPort });
+    if (options.metricsPort !== null) {
+      metrics = await startMetricsServer({
+        registry,
+        port: options.metricsPort,
+        ...(options.metricsHost ? { host: options.metricsHost } : {}),
+        health,
+      });
+    }
     const retentionDays = config.retentionDays;
     if (
       retentionDays !== undefined &&
@@ -166,7 +190,7 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
       retention = setInterval(() => void enforce(), 3_600_000);
       retention.unref();
     }
-    return { pipeline, embedder, chat, api, metrics, registry, status, stop };
+    return { pipeline, embedder, chat, api, metrics, registry, health, status, stop };
   } catch (error) {
     await stop().catch(() => undefined);
     throw error;

@@ -2,7 +2,10 @@ import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js
 import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../../processors/index-documents.js';
 import type { Chunk, Interaction, RecordName, RecordTypes } from '../../schemas/records.generated.js';
 import { datastoreNames, monthlyIndex, type DatastoreKind } from '../../schemas/elasticsearch/datastore-templates.js';
-import type { Datastore, DatastoreWriterOptions } from '../datastore.js';
+import type { Registry } from 'prom-client';
+import type { Datastore, DatastoreWriterOptions, IndexRequest } from '../datastore.js';
+import { FRESHNESS_METRIC, histogram } from '../metrics.js';
+import type { Sink } from '../sink.js';
 import { EmbeddingBatcher } from '../embedding-batcher.js';
 import { stageDecoder } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage } from '../run-stage.js';
@@ -21,6 +24,56 @@ export interface IndexStageOptions extends Omit<StageBindingOptions, 'topics'> {
   /** Batching of the writes (Elasticsearch `_bulk` requests). */
   bulk?: Omit<DatastoreWriterOptions, 'stage'>;
   now?: () => number;
+  /** Where `neon_freshness_seconds` (publish → indexed) is recorded; none: not recorded. */
+  registry?: Registry;
+}
+
+/** From a live article indexed within a second to a replay of last month's news. */
+export const FRESHNESS_SECONDS_BUCKETS: readonly number[] = [
+  0.5,
+  1,
+  2,
+  5,
+  10,
+  30,
+  60,
+  300,
+  900,
+  3600,
+  6 * 3600,
+  86_400,
+  7 * 86_400,
+];
+
+type TimedIndexRequest = IndexRequest & { publishedAt: number };
+
+/**
+ * The datastore's writer, recording how long after its article's publish time each document was
+ * acknowledged (then searchable within the index refresh interval, 1 s): the freshness users see.
+ */
+function freshnessRecordingSink(
+  inner: Sink<IndexRequest>,
+  kind: DatastoreKind,
+  registry: Registry | undefined,
+  now: () => number,
+): Sink<TimedIndexRequest> {
+  const freshness = registry
+    ? histogram(
+        registry,
+        FRESHNESS_METRIC,
+        'Seconds from an article’s publish time until its document was acknowledged by the datastore.',
+        ['datastore'],
+        FRESHNESS_SECONDS_BUCKETS,
+      )
+    : undefined;
+  return {
+    name: inner.name,
+    write: async ({ publishedAt, ...request }) => {
+      await inner.write(request);
+      freshness?.observe({ datastore: kind }, Math.max(0, now() - publishedAt) / 1000);
+    },
+    close: () => inner.close(),
+  };
 }
 
 interface IndexSpec<N extends RecordName> {
@@ -48,7 +101,12 @@ async function startIndexStage<N extends RecordName>(
   const batcher = new EmbeddingBatcher(options.embedder);
   const now = options.now ?? Date.now;
   const name = `index-${spec.kind}`;
-  const sink = options.datastore.writer({ ...options.bulk, stage: name });
+  const sink = freshnessRecordingSink(
+    options.datastore.writer({ ...options.bulk, stage: name }),
+    spec.kind,
+    options.registry,
+    now,
+  );
   return startStage<RecordTypes[N]>(transport, {
     name,
     ...(options.groupId ? { groupId: options.groupId } : {}),
@@ -73,6 +131,7 @@ async function startIndexStage<N extends RecordName>(
             index: monthlyIndex(names, spec.time(value)),
             id: spec.id(value),
             document: spec.document(value, vector, options.embedder.model, now()),
+            publishedAt: spec.time(value),
           },
         },
       ];

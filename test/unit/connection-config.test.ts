@@ -1,7 +1,15 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../schemas/local-infra-config.js';
-import { externalInfrastructureFromEnv, Secret } from '../../schemas/connection-config.js';
+import {
+  elasticsearchCaFromEnv,
+  externalInfrastructureFromEnv,
+  kafkaSecurityFromEnv,
+  Secret,
+} from '../../schemas/connection-config.js';
 
 function problemsOf(env: Record<string, string | undefined>): string[] {
   try {
@@ -117,5 +125,71 @@ describe('Secret', () => {
 
   it('reveal() returns the value', () => {
     expect(secret.reveal()).toBe('s3cr3t-value');
+  });
+});
+
+describe('kafkaSecurityFromEnv', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'neon-ca-'));
+  const ca = join(dir, 'ca.crt');
+  writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+
+  it('is plaintext when nothing is set', () => {
+    expect(kafkaSecurityFromEnv({})).toEqual({});
+  });
+
+  it('reads TLS with a private CA and SCRAM credentials, hiding the password', () => {
+    const security = kafkaSecurityFromEnv({
+      KAFKA_CA_FILE: ca,
+      KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512',
+      KAFKA_SASL_USERNAME: 'neon-markup',
+      KAFKA_SASL_PASSWORD: 'pw',
+    });
+    expect(security.tls?.caCertificate).toContain('BEGIN CERTIFICATE');
+    expect(security.sasl).toMatchObject({ mechanism: 'scram-sha-512', username: 'neon-markup' });
+    expect(security.sasl!.password.reveal()).toBe('pw');
+    expect(JSON.stringify(security)).not.toContain('"pw"');
+  });
+
+  it('takes KAFKA_TLS=true without a CA (the system trust store)', () => {
+    expect(kafkaSecurityFromEnv({ KAFKA_TLS: 'true' })).toEqual({ tls: {} });
+  });
+
+  it('lists every problem at once', () => {
+    let problems: string[] = [];
+    try {
+      kafkaSecurityFromEnv({
+        KAFKA_TLS: 'yes',
+        KAFKA_CA_FILE: join(dir, 'missing.crt'),
+        KAFKA_SASL_MECHANISM: 'gssapi',
+        KAFKA_SASL_USERNAME: 'u',
+        KAFKA_SASL_PASSWORD: 'p',
+      });
+    } catch (error) {
+      problems = (error as ConfigError).problems;
+    }
+    expect(problems).toEqual([
+      'KAFKA_TLS: true or false (got "yes")',
+      expect.stringMatching(/^KAFKA_CA_FILE: cannot read .*missing\.crt \(ENOENT\)$/),
+      'KAFKA_SASL_MECHANISM: one of plain, scram-sha-256, scram-sha-512 (got "gssapi")',
+    ]);
+  });
+
+  it('refuses half the SASL settings', () => {
+    expect(() => kafkaSecurityFromEnv({ KAFKA_SASL_USERNAME: 'u' })).toThrow(ConfigError);
+  });
+});
+
+describe('ES_CA_FILE', () => {
+  it('is read into the connection, and a file without a certificate is refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'neon-es-ca-'));
+    const good = join(dir, 'ca.crt');
+    const bad = join(dir, 'not.crt');
+    writeFileSync(good, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    writeFileSync(bad, 'hello');
+    const env = { KAFKA_BROKERS: 'k:9092', ES_URL: 'https://es:9200' };
+    expect(externalInfrastructureFromEnv({ ...env, ES_CA_FILE: good })?.elasticsearch.caCertificate).toContain(
+      'BEGIN CERTIFICATE',
+    );
+    expect(() => elasticsearchCaFromEnv({ ES_CA_FILE: bad })).toThrow(/holds no PEM certificate/);
   });
 });

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMetricsServer, type MetricsServer } from '../../streams/metrics-server.js';
+import { startMetricsServer, type HealthReport, type MetricsServer } from '../../streams/metrics-server.js';
 import { createMetricsRegistry, stageMetrics } from '../../streams/metrics.js';
 
 describe('startMetricsServer', () => {
@@ -35,10 +35,10 @@ describe('startMetricsServer', () => {
     expect((await fetch(`${server.url}/metrics?name[]=x`)).status).toBe(200);
   });
 
-  it('answers /healthz with ok', async () => {
-    const res = await fetch(`${server.url}/healthz`);
+  it.each(['/healthz', '/livez', '/readyz'])('answers %s with ok when no health check is given', async (path) => {
+    const res = await fetch(`${server.url}${path}`);
     expect(res.status).toBe(200);
-    expect(await res.text()).toBe('ok');
+    expect(await res.json()).toEqual({ status: 'ok', problems: [] });
   });
 
   it('answers HEAD like GET, without a body', async () => {
@@ -72,6 +72,39 @@ describe('startMetricsServer', () => {
     } finally {
       await failing.close();
     }
+  });
+});
+
+describe('startMetricsServer health', () => {
+  async function probe(report: () => Promise<HealthReport>, path: string): Promise<{ status: number; body: unknown }> {
+    const server = await startMetricsServer({ registry: new Registry(), port: 0, health: report });
+    try {
+      const res = await fetch(`${server.url}${path}`);
+      return { status: res.status, body: await res.json() };
+    } finally {
+      await server.close();
+    }
+  }
+
+  it('is live but not ready while a dependency is down, and says why', async () => {
+    const down = () => Promise.resolve({ live: true, ready: false, problems: ['Elasticsearch: connection refused'] });
+    expect((await probe(down, '/livez')).status).toBe(200);
+    const ready = await probe(down, '/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toEqual({ status: 'unavailable', problems: ['Elasticsearch: connection refused'] });
+  });
+
+  it('is neither live nor ready once a stage died', async () => {
+    const dead = () => Promise.resolve({ live: false, ready: true, problems: ['stage chunk stopped'] });
+    expect((await probe(dead, '/livez')).status).toBe(503);
+    expect((await probe(dead, '/healthz')).status).toBe(503);
+    expect((await probe(dead, '/readyz')).status).toBe(503);
+  });
+
+  it('a throwing check makes the process unready, not dead', async () => {
+    const broken = () => Promise.reject(new Error('boom'));
+    expect((await probe(broken, '/livez')).status).toBe(200);
+    expect((await probe(broken, '/readyz')).status).toBe(503);
   });
 });
 

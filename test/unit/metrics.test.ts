@@ -52,6 +52,7 @@ describe('stageMetrics', () => {
       neon_consumer_lag: { type: 'gauge', labelNames: ['stage', 'topic', 'partition'] },
       neon_stage_offset_commits_total: { type: 'counter', labelNames: ['stage'] },
       neon_stage_retries_total: { type: 'counter', labelNames: ['stage', 'sink'] },
+      neon_dead_letters_total: { type: 'counter', labelNames: ['stage', 'code'] },
     });
     expect(Object.keys(families).sort()).toEqual(Object.values(METRIC_NAMES).sort());
   });

@@ -108,4 +108,21 @@ describe('the product on the embedded transport and datastore', () => {
     const { items } = await runtime.pipeline.retriever.search(parsed.request);
     expect(items[0]!.text).toContain('Reykjavik');
   });
+
+  it('records freshness per datastore, request latency per route, and is live and ready', async () => {
+    const metrics = await runtime.registry.getMetricsAsJSON();
+    const samples = (name: string) => metrics.find((m) => m.name === name)?.values ?? [];
+    const count = (name: string, labels: Record<string, string>) =>
+      samples(name).find(
+        (v) => v.metricName === `${name}_count` && Object.entries(labels).every(([k, value]) => v.labels[k] === value),
+      )?.value ?? 0;
+    // Every acknowledged write counts (a duplicate's merged provenance rewrites its original).
+    expect(count('neon_freshness_seconds', { datastore: 'chunks' })).toBeGreaterThanOrEqual(
+      await runtime.pipeline.retriever.datastore.count('chunks'),
+    );
+    expect(count('neon_freshness_seconds', { datastore: 'interactions' })).toBeGreaterThan(0);
+    expect(count('neon_http_request_seconds', { route: '/v1/ask', method: 'GET', status: '2xx' })).toBeGreaterThan(0);
+    expect(count('neon_http_request_seconds', { route: '/v1/entities/:id', status: '4xx' })).toBeGreaterThan(0);
+    expect(await runtime.health()).toEqual({ live: true, ready: true, problems: [] });
+  });
 });
