@@ -15,6 +15,7 @@ import { registerAskCommand } from './commands/ask-command.js';
 import { registerEntitiesCommand } from './commands/entities-command.js';
 import { registerIngestCommand } from './commands/ingest-command.js';
 import { registerToolCommands } from './commands/tool-commands.js';
+import { registerEsApiKeysCommand } from './commands/es-api-keys-command.js';
 import { registerTopicsCommand } from './commands/topics-command.js';
 
 const program = new Command()
@@ -37,6 +38,7 @@ registerAskCommand(program);
 registerSpikesCommand(program);
 registerEntitiesCommand(program);
 registerTopicsCommand(program);
+registerEsApiKeysCommand(program);
 registerToolCommands(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -96,9 +96,14 @@ export function registerInfraCommands(program: Command): void {
     .description(
       'download and verify everything (once: Kafka, Elasticsearch, the local embedding model) and create the Elasticsearch account, without starting',
     )
-    .action(async (flags: InfraFlags) => {
+    .option('--model-only', 'only the local embedding model (what a container image bakes in)')
+    .action(async (flags: InfraFlags & { modelOnly?: boolean }) => {
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       const config = configFromFlags(flags);
+      if (flags.modelOnly) {
+        process.stdout.write(`${await prepareConfiguredEmbeddingModel(config.cacheDir, log)}\n`);
+        return;
+      }
       for (const line of await prepareLocalInfrastructure(config, servicesOf(flags), log)) {
         process.stdout.write(`${line}\n`);
       }

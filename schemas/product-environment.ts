@@ -119,6 +119,8 @@ export const PRODUCT_ENVIRONMENT: readonly EnvironmentVariable[] = [
   local('NEON_MVN', 'the mvn executable'),
   local('NEON_MAVEN_REPOSITORY', 'Maven repository for downloads'),
   local('JAVA_HOME', 'the JDK for local Kafka and Elasticsearch'),
+  local('NEON_GO', 'the go executable that builds the manifest validators (default go)'),
+  local('NEON_PYTHON', 'the python executable that fetches the Kubernetes schemas (default python3)'),
   local('XDG_CACHE_HOME', 'default parent of the cache directory'),
   local('XDG_STATE_HOME', 'default parent of the data directory'),
   local('HOME', 'default parent of the cache and data directories'),

@@ -1,3 +1,6 @@
+/** How long a stopping process may drain before it exits anyway; pods get more than this to stop. */
+export const SHUTDOWN_BUDGET_MS = 30_000;
+
 /**
  * Graceful shutdown for a process running stages: on SIGTERM or SIGINT stop fetching, drain,
  * commit and close — and if that has not finished within the budget (Kubernetes kills at 30 s),
@@ -7,7 +10,7 @@ export function stopOnSignals(
   stop: () => Promise<void>,
   options: { budgetMs?: number; exit?: (code: number) => void; log?: (line: string) => void } = {},
 ): () => void {
-  const budgetMs = options.budgetMs ?? 30_000;
+  const budgetMs = options.budgetMs ?? SHUTDOWN_BUDGET_MS;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   let stopping = false;

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import { ensureEmbeddingModel } from '../../infra/models/download-embedding-model.js';
 import { createEmbedder } from '../../processors/embed/create-embedder.js';
-import type { Embedder } from '../../processors/embed/embedder.js';
+import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js';
 import type { ChatModel } from '../../processors/extract/chat-model.js';
 import { OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
@@ -13,7 +13,7 @@ import { healthFrom } from '../../streams/health-checks.js';
 import { startMetricsServer, type HealthReport, type MetricsServer } from '../../streams/metrics-server.js';
 import { startNeonPipeline, type NeonPipeline } from '../../streams/neon-pipeline.js';
 import type { StageLogger } from '../../streams/run-stage.js';
-import { stageDescriptor, type StageName } from '../../streams/stage-catalog.js';
+import { STAGE_NAMES, stageDescriptor, type StageName } from '../../streams/stage-catalog.js';
 import { TOPICS } from '../../streams/topics.js';
 import type { Transport } from '../../streams/transport.js';
 import type { ProductConfig } from './product-config.js';
@@ -63,9 +63,15 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
   const { config, transport, datastore } = options;
   const startedAt = new Date().toISOString();
   const registry = options.registry ?? createMetricsRegistry({ defaultMetrics: true });
-  const embedder = await createEmbedder(config.embedder, {
-    obtainModel: (cacheDir, pin) => ensureEmbeddingModel(cacheDir, pin, options.say),
-  });
+  // Only indexing, the query stage and the API embed: a markup or chunk replica does not load a model.
+  const embeds =
+    options.api !== null ||
+    (options.stages ?? STAGE_NAMES).some((name) => name === 'query' || name.startsWith('index-'));
+  const embedder = embeds
+    ? await createEmbedder(config.embedder, {
+        obtainModel: (cacheDir, pin) => ensureEmbeddingModel(cacheDir, pin, options.say),
+      })
+    : unusedEmbedder();
   const chat = config.llm.kind === 'none' ? undefined : new OpenAiChatModel(config.llm, { registry });
   let pipeline: NeonPipeline | undefined;
   let api: ApiServer | undefined;
@@ -195,4 +201,15 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
     await stop().catch(() => undefined);
     throw error;
   }
+}
+
+/** Stands in where no stage embeds, so the pipeline's wiring stays the same without a model in memory. */
+function unusedEmbedder(): Embedder {
+  return {
+    model: 'none (no stage here embeds)',
+    dimensions: 0,
+    embed: () =>
+      Promise.reject(new EmbedderError('embedder_unavailable', 'no stage in this process embeds text', false)),
+    close: () => Promise.resolve(),
+  };
 }

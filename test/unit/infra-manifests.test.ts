@@ -10,7 +10,7 @@ import { parseAllDocuments } from 'yaml';
 import { containerRuntimeAvailable } from '../../infra/containers.js';
 import { ELASTICSEARCH_IMAGE, ELASTICSEARCH_VERSION, KAFKA_IMAGE, KAFKA_VERSION } from '../../infra/versions.js';
 
-/** The topics of DESIGN §2/§4; k8s/topics.yaml must declare exactly these. */
+/** The topics of DESIGN §2/§4; k8s/base/generated/kafka-topics.yaml must declare exactly these. */
 const EXPECTED_TOPICS = [
   'news.articles',
   'news.marked',
@@ -28,9 +28,9 @@ const EXPECTED_TOPICS = [
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const composePath = `${root}infra/docker-compose.yml`;
-const k8sDir = `${root}k8s/`;
-const k8sFiles = readdirSync(k8sDir)
-  .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
+const k8sDir = `${root}k8s/base/`;
+const k8sFiles = readdirSync(k8sDir, { recursive: true, encoding: 'utf8' })
+  .filter((f) => (f.endsWith('.yaml') || f.endsWith('.yml')) && f !== 'kustomization.yaml')
   .sort();
 
 type Manifest = Record<string, unknown>;
@@ -83,7 +83,22 @@ describe('infra/docker-compose.yml', () => {
 
 describe('k8s manifests', () => {
   it('finds the expected files', () => {
-    expect(k8sFiles).toEqual(['elasticsearch.yaml', 'kafka.yaml', 'namespace.yaml', 'topics.yaml']);
+    expect(k8sFiles).toEqual([
+      'config.yaml',
+      'elasticsearch-api-keys.yaml',
+      'elasticsearch.yaml',
+      'generated/kafka-topics.yaml',
+      'generated/kafka-users.yaml',
+      'generated/monitoring.yaml',
+      'generated/processes.yaml',
+      'ingress.yaml',
+      'kafka.yaml',
+      'keda.yaml',
+      'namespace.yaml',
+      'network-policies.yaml',
+      'node-tuning.yaml',
+      'services.yaml',
+    ]);
   });
 
   it.each(k8sFiles)('%s parses without errors and every resource has apiVersion and kind', (file) => {

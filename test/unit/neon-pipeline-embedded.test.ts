@@ -114,7 +114,9 @@ describe('the product on the embedded transport and datastore', () => {
     const samples = (name: string) => metrics.find((m) => m.name === name)?.values ?? [];
     const count = (name: string, labels: Record<string, string>) =>
       samples(name).find(
-        (v) => v.metricName === `${name}_count` && Object.entries(labels).every(([k, value]) => v.labels[k] === value),
+        (v) =>
+          (v as { metricName?: string }).metricName === `${name}_count` &&
+          Object.entries(labels).every(([k, value]) => v.labels[k] === value),
       )?.value ?? 0;
     // Every acknowledged write counts (a duplicate's merged provenance rewrites its original).
     expect(count('neon_freshness_seconds', { datastore: 'chunks' })).toBeGreaterThanOrEqual(
