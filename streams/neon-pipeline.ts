@@ -81,10 +81,12 @@ export interface NeonPipeline {
     extractor: string;
     variants: InteractionVariant[];
   };
-  /** Rejects when a stage dies. */
+  /** Rejects when a stage dies, or following `entity.spikes` or `entity.registry` fails. */
   readonly done: Promise<void>;
   /** Stages started here that are no longer running (a liveness failure). */
   ended(): StageName[];
+  /** Topics this process follows for the API and extraction but no longer can (a liveness failure). */
+  lostFollows(): string[];
   /** Lag and counters of every stage of the catalog. */
   progress(): Promise<StageProgress[]>;
   stop(): Promise<void>;
@@ -210,6 +212,14 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
 
   const running = new Set<StageName>(stages.keys());
   for (const [name, stage] of stages) void stage.done.finally(() => running.delete(name)).catch(() => undefined);
+  // A follower that failed (its group denied, say) leaves the spike list, the extraction targets or
+  // entity linking stale for good: as dead as a stage.
+  const follows = [
+    ...(followsSpikes ? [{ topic: TOPICS.spikes, done: feed.done }] : []),
+    ...(registryTail ? [{ topic: TOPICS.registry, done: registryTail.done }] : []),
+  ];
+  const lost = new Set<string>();
+  for (const follow of follows) void follow.done.catch(() => lost.add(follow.topic));
 
   return {
     stages,
@@ -225,8 +235,11 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
       extractor: extractor.model,
       variants: options.extract.variants.filter((v) => extractor.variants.includes(v)),
     },
-    done: Promise.all([...stages.values()].map((s) => s.done)).then(() => undefined),
+    done: Promise.all([...[...stages.values()].map((s) => s.done), ...follows.map((f) => f.done)]).then(
+      () => undefined,
+    ),
     ended: () => [...stages.keys()].filter((name) => !running.has(name)),
+    lostFollows: () => [...lost],
     progress: async () =>
       Promise.all(
         STAGE_CATALOG.map(async (descriptor) => {

@@ -16,6 +16,8 @@ export interface SpikeFeed {
   readonly caughtUp: Promise<void>;
   /** Called with every new alert state from now on (never with history); returns an unsubscribe. */
   subscribe(listener: (event: SpikeEvent) => void): () => void;
+  /** Resolves when stopped; rejects when following the topic failed for good (see TopicTail.done). */
+  readonly done: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -85,17 +87,24 @@ export async function followSpikes(
     targets: hub.targets,
     caughtUp: tail.caughtUp,
     subscribe: (listener) => hub.subscribe(listener),
+    done: tail.done,
     stop: () => tail.stop(),
   };
 }
 
 /** A feed over a hub filled by hand (embedded mode, tests). */
 export function hubFeed(hub: SpikeHub): SpikeFeed {
+  let stopped!: () => void;
+  const done = new Promise<void>((resolve) => (stopped = resolve));
   return {
     book: hub.book,
     targets: hub.targets,
     caughtUp: Promise.resolve(),
     subscribe: (listener) => hub.subscribe(listener),
-    stop: () => Promise.resolve(),
+    done,
+    stop: () => {
+      stopped();
+      return Promise.resolve();
+    },
   };
 }

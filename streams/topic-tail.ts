@@ -7,8 +7,17 @@ export interface TopicTail {
   readonly caughtUp: Promise<void>;
   /** Records handed over so far. */
   received(): number;
-  /** Resolves once every record on the topic now (its current end offsets) has been handed over. */
+  /**
+   * Resolves once every record on the topic now (its current end offsets) has been handed over;
+   * rejects at once when the tail has failed.
+   */
   catchUp(): Promise<void>;
+  /**
+   * Resolves when the tail is stopped; rejects when its consumer failed for good (a group or topic
+   * the broker denies, an error it cannot retry). From then on it follows nothing, even when it had
+   * caught up long before, so state built from it is stale: whoever holds such state must stop too.
+   */
+  readonly done: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -46,6 +55,14 @@ export async function tailTopic(
     rejectCaughtUp = reject;
   });
   caughtUp.catch(() => undefined);
+  let failure: Error | undefined;
+  let resolveDone!: () => void;
+  let rejectDone!: (error: Error) => void;
+  const done = new Promise<void>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
+  done.catch(() => undefined); // observed by the holder of the tail
   const timeoutMs = options.catchUpTimeoutMs ?? 120_000;
   const timer = setTimeout(
     () => rejectCaughtUp(new Error(`reading ${topic} to its end took longer than ${timeoutMs} ms`)),
@@ -79,16 +96,28 @@ export async function tailTopic(
       return Promise.resolve(true);
     },
     onAssignment: () => undefined,
-    onCrash: (error) => rejectCaughtUp(error),
+    onCrash: (error) => {
+      failure = new Error(`following ${topic} failed: ${error.message}`, { cause: error });
+      clearTimeout(timer);
+      rejectCaughtUp(failure);
+      rejectDone(failure);
+    },
   });
   return {
     caughtUp,
+    done,
     received: () => count,
     catchUp: async () => {
+      // Read through a function: the consumer's crash callback sets it while this waits.
+      const failed = (): Error | undefined => failure;
+      const early = failed();
+      if (early) throw early;
       const target = await transport.endOffsets(topic);
       const deadline = Date.now() + timeoutMs;
       const behind = (): boolean => target.some((end, partition) => (positions.get(partition) ?? 0n) < end);
       while (behind()) {
+        const error = failed();
+        if (error) throw error;
         if (stopped) throw new Error(`tail of ${topic} stopped before catching up`);
         if (Date.now() > deadline) throw new Error(`catching up with ${topic} took longer than ${timeoutMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -99,6 +128,7 @@ export async function tailTopic(
       clearTimeout(timer);
       await consumer.stop();
       await consumer.disconnect();
+      resolveDone();
     },
   };
 }

@@ -105,7 +105,10 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
     const usesDatastore =
       options.api !== null || [...running.stages.keys()].some((name) => stageDescriptor(name).datastores.length > 0);
     const health = healthFrom(
-      () => running.ended().map((name) => `stage ${name} stopped`),
+      () => [
+        ...running.ended().map((name) => `stage ${name} stopped`),
+        ...running.lostFollows().map((topic) => `no longer following ${topic}`),
+      ],
       [
         { name: 'transport', run: () => transport.endOffsets(TOPICS.deadLetters) },
         ...(usesDatastore ? [{ name: 'datastore', run: () => datastore.count('interactions') }] : []),

@@ -5,7 +5,7 @@ import { stageDecoder, topicRecord } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
 import { StageError } from '../stage-error.js';
 import type { Transport } from '../transport.js';
-import { followStateTopic, stageWithTail } from './state-topic.js';
+import { followStateTopic, stageWithTails } from './state-topic.js';
 import { pipelineTopics, type PipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
 
 export interface DedupeStage extends RunningStage {
@@ -102,5 +102,5 @@ export async function startDedupeStage(
     ...(options.metrics ? { metrics: options.metrics } : {}),
     log,
   });
-  return stageWithTail(stage, tail, { filter });
+  return stageWithTails(stage, [tail], { filter });
 }

@@ -6,7 +6,7 @@ import { KafkaSink } from '../kafka-sink.js';
 import { stageDecoder, topicRecord } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
 import type { Transport } from '../transport.js';
-import { followStateTopic, refusedAs, stageWithTail } from './state-topic.js';
+import { followStateTopic, refusedAs, stageWithTails } from './state-topic.js';
 import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
 
 export interface MarkupStage extends RunningStage {
@@ -105,5 +105,5 @@ export async function startMarkupStage(
     ...(options.metrics ? { metrics: options.metrics } : {}),
     log,
   });
-  return stageWithTail(stage, tail, { registry });
+  return stageWithTails(stage, [tail], { registry });
 }

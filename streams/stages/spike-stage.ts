@@ -11,6 +11,7 @@ import { tailTopic, type TopicTail } from '../topic-tail.js';
 import { TOPICS } from '../topics.js';
 import type { Transport } from '../transport.js';
 import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
+import { stageWithTails } from './state-topic.js';
 
 export interface SpikeStage extends RunningStage {
   readonly detector: SpikeDetector;
@@ -225,14 +226,5 @@ export async function startSpikeStage(transport: Transport, options: SpikeStageO
     log,
   });
 
-  void stage.done.finally(() => Promise.all(tails.map((tail) => tail.stop())));
-  return {
-    detector,
-    done: stage.done,
-    stats: () => stage.stats(),
-    stop: async () => {
-      await stage.stop();
-      await Promise.all(tails.map((tail) => tail.stop()));
-    },
-  };
+  return stageWithTails(stage, tails, { detector });
 }

@@ -39,20 +39,30 @@ export async function followStateTopic<N extends RecordName>(
   return tail;
 }
 
-/** A running stage whose state tail stops with it, plus what the stage exposes. */
-export function stageWithTail<Extra extends object>(
+/**
+ * A running stage whose state tails stop with it, plus what the stage exposes. A tail that fails
+ * (its group or topic denied, say) leaves the state stale, so it stops the stage, and the stage is
+ * dead: its `done` rejects with the tail's error, which liveness and `neon pipeline` see.
+ */
+export function stageWithTails<Extra extends object>(
   stage: RunningStage,
-  tail: TopicTail,
+  tails: readonly TopicTail[],
   extra: Extra,
 ): RunningStage & Extra {
-  void stage.done.finally(() => tail.stop());
+  const stopTails = async (): Promise<void> => {
+    await Promise.all(tails.map((tail) => tail.stop()));
+  };
+  void stage.done.finally(stopTails).catch(() => undefined);
+  for (const tail of tails) void tail.done.catch(() => stage.stop()).catch(() => undefined);
+  const done = Promise.all([stage.done, ...tails.map((tail) => tail.done)]).then(() => undefined);
+  done.catch(() => undefined); // observed by the caller
   return {
     ...extra,
-    done: stage.done,
+    done,
     stats: () => stage.stats(),
     stop: async () => {
       await stage.stop();
-      await tail.stop();
+      await stopTails();
     },
   };
 }
