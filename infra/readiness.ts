@@ -1,4 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs';
+import type { KafkaSecurity } from '../schemas/connection-config.js';
+import { kafkaSecurityConfig } from '../streams/kafka-client.js';
 
 /**
  * Readiness probes shared by the launchers, the CLI and the test harness. Both answer "is it
@@ -7,6 +9,7 @@ import { Kafka, logLevel } from 'kafkajs';
 export async function kafkaClusterReady(
   brokers: string[],
   timeoutMs = 3000,
+  security?: KafkaSecurity,
 ): Promise<{ ready: boolean; detail: string }> {
   const kafka = new Kafka({
     clientId: 'neon-readiness',
@@ -15,6 +18,7 @@ export async function kafkaClusterReady(
     connectionTimeout: timeoutMs,
     requestTimeout: timeoutMs,
     retry: { retries: 0 },
+    ...kafkaSecurityConfig(security),
   });
   const admin = kafka.admin();
   const timer = new Promise<never>((_, reject) => {

@@ -25,7 +25,13 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     retry: { initialRetryTime: 300, maxRetryTime: 30_000, retries: 8, factor: 0.2, multiplier: 2 },
   };
-  const { tls, sasl } = options.security ?? {};
+  return new Kafka({ ...config, ...kafkaSecurityConfig(options.security) });
+}
+
+/** kafkajs's `ssl` and `sasl` for the product's security settings (also used by the launchers' probe). */
+export function kafkaSecurityConfig(security: KafkaSecurity | undefined): Pick<KafkaConfig, 'ssl' | 'sasl'> {
+  const config: Pick<KafkaConfig, 'ssl' | 'sasl'> = {};
+  const { tls, sasl } = security ?? {};
   if (tls) config.ssl = tls.caCertificate === undefined ? true : { ca: [tls.caCertificate] };
   if (sasl) {
     const credentials = { username: sasl.username, password: sasl.password.reveal() };
@@ -36,5 +42,5 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
           ? { mechanism: 'scram-sha-256', ...credentials }
           : { mechanism: 'scram-sha-512', ...credentials };
   }
-  return new Kafka(config);
+  return config;
 }

@@ -1,9 +1,93 @@
 import { randomBytes } from 'node:crypto';
+import { InfraError } from '../errors.js';
 
 export interface KafkaServerSettings {
   port: number;
   controllerPort: number;
   logDirs: string;
+  /** A secured broker (SCRAM logins, ACLs, optionally TLS); none: plaintext and open, as `neon infra up`. */
+  security?: KafkaBrokerSecurity;
+}
+
+/** A SCRAM-SHA-512 login. Names and passwords are kept to `[A-Za-z0-9._-]`: they go into tool arguments and JAAS. */
+export interface ScramLogin {
+  name: string;
+  password: string;
+}
+
+/**
+ * How a secured local broker is locked down, the way a Strimzi cluster is: clients log in with
+ * SCRAM-SHA-512 and may do only what ACLs allow (no ACL: denied). The logins exist from the first
+ * start (created when the storage is formatted). `admin` is a super user, and the broker's own login.
+ */
+export interface KafkaBrokerSecurity {
+  admin: ScramLogin;
+  users: readonly ScramLogin[];
+  /** A PKCS12 keystore with the broker's key and certificate: SASL_SSL instead of SASL_PLAINTEXT. */
+  tls?: { keystoreFile: string; keystorePassword: string };
+}
+
+const SCRAM_TEXT = /^[A-Za-z0-9._-]+$/;
+
+function scramLogins(security: KafkaBrokerSecurity): ScramLogin[] {
+  const logins = [security.admin, ...security.users.filter((user) => user.name !== security.admin.name)];
+  const bad = logins.filter(({ name, password }) => !SCRAM_TEXT.test(name) || !SCRAM_TEXT.test(password));
+  if (bad.length > 0) {
+    throw new InfraError(
+      'invalid_config',
+      `SCRAM login(s) ${bad.map((login) => `"${login.name}"`).join(', ')}: names and passwords must match [A-Za-z0-9._-]+`,
+    );
+  }
+  return logins;
+}
+
+/** The storage tool's arguments that create every login of a secured broker at format time. */
+export function renderScramFormatArguments(security: KafkaBrokerSecurity): string[] {
+  return scramLogins(security).flatMap(({ name, password }) => [
+    '--add-scram',
+    `SCRAM-SHA-512=[name=${name},password=${password}]`,
+  ]);
+}
+
+/**
+ * The client listener of a secured broker: SASL (SCRAM-SHA-512) over TLS or plaintext, the
+ * StandardAuthorizer denying whatever no ACL allows. The controller listener stays PLAINTEXT on
+ * loopback (KRaft controllers cannot use SCRAM), so its principal, ANONYMOUS, must be a super user
+ * for the broker and controller to talk under the authorizer.
+ */
+function securedListenerProperties(
+  settings: KafkaServerSettings,
+  security: KafkaBrokerSecurity,
+): Record<string, string | number> {
+  const protocol = security.tls ? 'SASL_SSL' : 'SASL_PLAINTEXT';
+  const listener = protocol.toLowerCase();
+  scramLogins(security); // validated: the admin's password goes into the JAAS line below
+  const { admin, tls } = security;
+  return {
+    listeners: `${protocol}://127.0.0.1:${settings.port},CONTROLLER://127.0.0.1:${settings.controllerPort}`,
+    'advertised.listeners': `${protocol}://127.0.0.1:${settings.port}`,
+    'controller.listener.names': 'CONTROLLER',
+    'inter.broker.listener.name': protocol,
+    'listener.security.protocol.map': `CONTROLLER:PLAINTEXT,${protocol}:${protocol}`,
+    'sasl.enabled.mechanisms': 'SCRAM-SHA-512',
+    'sasl.mechanism.inter.broker.protocol': 'SCRAM-SHA-512',
+    [`listener.name.${listener}.scram-sha-512.sasl.jaas.config`]: `org.apache.kafka.common.security.scram.ScramLoginModule required username="${admin.name}" password="${admin.password}";`,
+    'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+    'allow.everyone.if.no.acl.found': 'false',
+    'super.users': `User:${admin.name};User:ANONYMOUS`,
+    ...(tls
+      ? {
+          'ssl.keystore.type': 'PKCS12',
+          'ssl.keystore.location': tls.keystoreFile,
+          'ssl.keystore.password': tls.keystorePassword,
+          // The broker's own (inter-broker) connections trust the CA kept in the same keystore.
+          'ssl.truststore.type': 'PKCS12',
+          'ssl.truststore.location': tls.keystoreFile,
+          'ssl.truststore.password': tls.keystorePassword,
+          'ssl.client.auth': 'none',
+        }
+      : {}),
+  };
 }
 
 /**
@@ -20,6 +104,7 @@ export function renderServerProperties(settings: KafkaServerSettings): string {
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
     'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    ...(settings.security ? securedListenerProperties(settings, settings.security) : {}),
     'log.dirs': settings.logDirs,
     'num.partitions': 3,
     'default.replication.factor': 1,

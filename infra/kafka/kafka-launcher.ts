@@ -3,6 +3,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { Secret, type KafkaSecurity } from '../../schemas/connection-config.js';
 import type { LocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { InfraError } from '../errors.js';
 import { readInstanceRecord, removeInstanceRecord, writeInstanceRecord } from '../instance-record.js';
@@ -13,7 +14,13 @@ import { kafkaClusterReady } from '../readiness.js';
 import type { ServiceStatus } from '../service-status.js';
 import { KAFKA_VERSION } from '../versions.js';
 import { ensureKafkaJars } from './download-kafka.js';
-import { newClusterId, renderLog4jProperties, renderServerProperties } from './kafka-config.js';
+import {
+  newClusterId,
+  renderLog4jProperties,
+  renderScramFormatArguments,
+  renderServerProperties,
+  type KafkaBrokerSecurity,
+} from './kafka-config.js';
 
 const run = promisify(execFile);
 /** Appears in the broker's command line; lets us tell our process from a recycled pid. */
@@ -46,14 +53,34 @@ export function kafkaBrokers(config: LocalInfraConfig): string[] {
   return [`127.0.0.1:${config.kafkaPort}`];
 }
 
-export async function kafkaStatus(config: LocalInfraConfig): Promise<ServiceStatus> {
+/** How to start a broker beyond its ports and directories. */
+export interface KafkaStartOptions {
+  /** A secured broker (SCRAM, ACLs, optionally TLS) for tests of the product's credentials; default open. */
+  security?: KafkaBrokerSecurity;
+  /** The PEM of the CA that signed the broker's certificate, for the readiness probe (with `security.tls`). */
+  caCertificate?: string;
+}
+
+/** What the readiness probe presents to a secured broker: the admin login, and the CA under TLS. */
+function probeSecurity(options: KafkaStartOptions): KafkaSecurity | undefined {
+  const { security } = options;
+  if (!security) return undefined;
+  return {
+    sasl: { mechanism: 'scram-sha-512', username: security.admin.name, password: new Secret(security.admin.password) },
+    ...(security.tls
+      ? { tls: options.caCertificate === undefined ? {} : { caCertificate: options.caCertificate } }
+      : {}),
+  };
+}
+
+export async function kafkaStatus(config: LocalInfraConfig, options: KafkaStartOptions = {}): Promise<ServiceStatus> {
   const paths = kafkaPaths(config);
   const endpoint = kafkaBrokers(config).join(',');
   const base = { service: 'kafka' as const, version: KAFKA_VERSION, endpoint, dataDir: paths.home };
   const record = await readInstanceRecord(paths.record);
   if (record && (await isOurProcess(record.pid, PROCESS_MARKER))) {
     const brokers = [`127.0.0.1:${record.ports.kafka ?? config.kafkaPort}`];
-    const probe = await kafkaClusterReady(brokers, 3000);
+    const probe = await kafkaClusterReady(brokers, 3000, probeSecurity(options));
     return {
       ...base,
       endpoint: brokers.join(','),
@@ -69,7 +96,12 @@ export async function kafkaStatus(config: LocalInfraConfig): Promise<ServiceStat
   return { ...base, state: 'stopped', detail: 'not running' };
 }
 
-async function formatStorageIfNeeded(java: JavaRuntime, libs: string, paths: KafkaPaths): Promise<void> {
+async function formatStorageIfNeeded(
+  java: JavaRuntime,
+  libs: string,
+  paths: KafkaPaths,
+  security: KafkaBrokerSecurity | undefined,
+): Promise<void> {
   const formatted = await stat(join(paths.data, 'meta.properties')).then(
     () => true,
     () => false,
@@ -89,6 +121,7 @@ async function formatStorageIfNeeded(java: JavaRuntime, libs: string, paths: Kaf
         '--config',
         paths.serverProperties,
         '--ignore-formatted',
+        ...(security ? renderScramFormatArguments(security) : []),
       ],
       { timeout: 60_000 },
     );
@@ -102,7 +135,12 @@ async function formatStorageIfNeeded(java: JavaRuntime, libs: string, paths: Kaf
   }
 }
 
-async function waitUntilReady(config: LocalInfraConfig, pid: number, stdout: string): Promise<string> {
+async function waitUntilReady(
+  config: LocalInfraConfig,
+  pid: number,
+  stdout: string,
+  security: KafkaSecurity | undefined,
+): Promise<string> {
   const deadline = Date.now() + config.readyTimeoutMs;
   let last = 'not probed yet';
   while (Date.now() < deadline) {
@@ -113,7 +151,7 @@ async function waitUntilReady(config: LocalInfraConfig, pid: number, stdout: str
         "Read the log above; `neon infra down --purge` resets Kafka's data if it is corrupt.",
       );
     }
-    const probe = await kafkaClusterReady(kafkaBrokers(config), 2000);
+    const probe = await kafkaClusterReady(kafkaBrokers(config), 2000, security);
     if (probe.ready) return probe.detail;
     last = probe.detail;
     await sleep(250);
@@ -134,9 +172,10 @@ export async function startKafka(
   config: LocalInfraConfig,
   java: JavaRuntime,
   log: (line: string) => void,
+  options: KafkaStartOptions = {},
 ): Promise<ServiceStatus> {
   const paths = kafkaPaths(config);
-  const current = await kafkaStatus(config);
+  const current = await kafkaStatus(config, options);
   if (current.state === 'ready') {
     const record = await readInstanceRecord(paths.record);
     if (record && record.ports.kafka !== config.kafkaPort) {
@@ -171,10 +210,15 @@ export async function startKafka(
   await mkdir(paths.logs, { recursive: true });
   await writeFile(
     paths.serverProperties,
-    renderServerProperties({ port: config.kafkaPort, controllerPort: config.kafkaControllerPort, logDirs: paths.data }),
+    renderServerProperties({
+      port: config.kafkaPort,
+      controllerPort: config.kafkaControllerPort,
+      logDirs: paths.data,
+      ...(options.security ? { security: options.security } : {}),
+    }),
   );
   await writeFile(paths.log4jProperties, renderLog4jProperties(paths.logs));
-  await formatStorageIfNeeded(java, libs, paths);
+  await formatStorageIfNeeded(java, libs, paths, options.security);
 
   const started = Date.now();
   const pid = await spawnDetached({
@@ -204,7 +248,7 @@ export async function startKafka(
     startedAt: new Date().toISOString(),
   });
   try {
-    const detail = await waitUntilReady(config, pid, paths.stdout);
+    const detail = await waitUntilReady(config, pid, paths.stdout, probeSecurity(options));
     log(
       `kafka: ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${kafkaBrokers(config).join(',')} (pid ${pid})`,
     );

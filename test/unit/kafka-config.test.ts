@@ -3,7 +3,9 @@ import {
   newClusterId,
   renderKafkaRuntimePom,
   renderLog4jProperties,
+  renderScramFormatArguments,
   renderServerProperties,
+  type KafkaBrokerSecurity,
 } from '../../infra/kafka/kafka-config.js';
 
 /** Parses a Java properties file of `key=value` lines, failing on a repeated key. */
@@ -65,6 +67,75 @@ describe('renderServerProperties', () => {
     expect(other.get('listeners')).toBe('PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093');
     expect(other.get('controller.quorum.voters')).toBe('1@127.0.0.1:9093');
     expect(other.get('log.dirs')).toBe('/x');
+  });
+});
+
+describe('renderServerProperties for a secured broker', () => {
+  const security: KafkaBrokerSecurity = {
+    admin: { name: 'admin', password: 'admin-secret' },
+    users: [{ name: 'neon-markup', password: 'markup-secret' }],
+  };
+  const settings = { port: 19092, controllerPort: 19093, logDirs: '/x' };
+
+  it('leaves the open broker of `neon infra up` as it was: plaintext, no authorizer', () => {
+    const props = parseProperties(renderServerProperties(settings));
+    expect([...props.keys()].filter((key) => /sasl|ssl|authorizer|super\.users|acl/.test(key))).toEqual([]);
+  });
+
+  it('puts clients on SASL_PLAINTEXT with SCRAM-SHA-512, and denies what no ACL allows', () => {
+    const props = parseProperties(renderServerProperties({ ...settings, security }));
+    expect(props.get('listeners')).toBe('SASL_PLAINTEXT://127.0.0.1:19092,CONTROLLER://127.0.0.1:19093');
+    expect(props.get('advertised.listeners')).toBe('SASL_PLAINTEXT://127.0.0.1:19092');
+    expect(props.get('listener.security.protocol.map')).toBe('CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT');
+    expect(props.get('inter.broker.listener.name')).toBe('SASL_PLAINTEXT');
+    expect(props.get('sasl.enabled.mechanisms')).toBe('SCRAM-SHA-512');
+    expect(props.get('sasl.mechanism.inter.broker.protocol')).toBe('SCRAM-SHA-512');
+    expect(props.get('listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config')).toBe(
+      'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";',
+    );
+    expect(props.get('authorizer.class.name')).toBe('org.apache.kafka.metadata.authorizer.StandardAuthorizer');
+    expect(props.get('allow.everyone.if.no.acl.found')).toBe('false');
+    // The controller listener stays PLAINTEXT (KRaft controllers cannot use SCRAM): its principal is ANONYMOUS.
+    expect(props.get('super.users')).toBe('User:admin;User:ANONYMOUS');
+    expect(props.has('ssl.keystore.location')).toBe(false);
+  });
+
+  it('uses SASL_SSL with the given keystore when TLS is asked for', () => {
+    const tls = { keystoreFile: '/tmp/broker.p12', keystorePassword: 'store-secret' };
+    const props = parseProperties(renderServerProperties({ ...settings, security: { ...security, tls } }));
+    expect(props.get('listeners')).toBe('SASL_SSL://127.0.0.1:19092,CONTROLLER://127.0.0.1:19093');
+    expect(props.get('listener.security.protocol.map')).toBe('CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL');
+    expect(props.has('listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config')).toBe(true);
+    expect(props.get('ssl.keystore.type')).toBe('PKCS12');
+    expect(props.get('ssl.keystore.location')).toBe('/tmp/broker.p12');
+    expect(props.get('ssl.keystore.password')).toBe('store-secret');
+  });
+});
+
+describe('renderScramFormatArguments', () => {
+  it('creates the admin and every user once, as SCRAM-SHA-512 logins', () => {
+    const args = renderScramFormatArguments({
+      admin: { name: 'admin', password: 'a1' },
+      users: [
+        { name: 'neon-markup', password: 'm-1' },
+        { name: 'admin', password: 'a1' },
+      ],
+    });
+    expect(args).toEqual([
+      '--add-scram',
+      'SCRAM-SHA-512=[name=admin,password=a1]',
+      '--add-scram',
+      'SCRAM-SHA-512=[name=neon-markup,password=m-1]',
+    ]);
+  });
+
+  it('refuses names and passwords the tool or the JAAS line would misread', () => {
+    expect(() =>
+      renderScramFormatArguments({
+        admin: { name: 'admin', password: 'x"; y' },
+        users: [{ name: 'a,b', password: 'p' }],
+      }),
+    ).toThrow(/"admin", "a,b"/);
   });
 });
 
