@@ -111,7 +111,10 @@ export interface Datastore {
    * to switch a datastore that holds documents to another model or size.
    */
   prepare(embedding: EmbeddingSpec): Promise<void>;
-  /** The model a datastore's vectors were made with; undefined before `prepare`. */
+  /**
+   * The model a datastore's vectors were made with; undefined before `prepare` (on Elasticsearch:
+   * until its first monthly index exists, as the model is read from the indices' mappings).
+   */
   embeddingModel(kind: DatastoreKind): Promise<string | undefined>;
   /** The k documents most similar to `vector` that pass the filter, best first. */
   nearest(request: NearestRequest): Promise<ScoredDocument[]>;

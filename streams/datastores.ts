@@ -42,12 +42,19 @@ export async function ensureDatastores(
   }
 }
 
-/** The datastore's monthly indices, oldest first. */
+/**
+ * The datastore's monthly indices, oldest first. Resolved rather than listed with `_cat/indices`,
+ * which needs the cluster-wide `monitor` privilege: resolving needs only `view_index_metadata` on
+ * the datastore's own indices (see infra/kubernetes/elasticsearch-roles.ts).
+ */
 export async function monthlyIndices(client: Client, kind: DatastoreKind, prefix?: string): Promise<string[]> {
   const names = datastoreNames(kind, prefix);
-  const rows = await client.cat.indices({ index: `${names.indexPrefix}*`, format: 'json', h: 'index' });
-  return rows
-    .map((row) => row.index ?? '')
+  const resolved = await client.indices.resolveIndex({
+    name: `${names.indexPrefix}*`,
+    expand_wildcards: ['open', 'closed'],
+  });
+  return resolved.indices
+    .map((index) => index.name)
     .filter((index) => monthOfIndex(names, index) !== undefined)
     .sort();
 }

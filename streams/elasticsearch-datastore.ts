@@ -135,14 +135,25 @@ export class ElasticsearchDatastore implements Datastore {
     });
   }
 
+  /**
+   * From the mappings of the datastore's indices (the template writes the model into each one's
+   * `_meta`), the newest month's: what the stored vectors were made with. Reading mappings needs only
+   * `view_index_metadata` on the datastore, which the query service's API key has; reading the
+   * template would need a cluster privilege. Undefined while the datastore has no index yet.
+   */
   async embeddingModel(kind: DatastoreKind): Promise<string | undefined> {
-    const name = datastoreNames(kind, this.prefix).template;
-    const found = await this.es.indices.getIndexTemplate({ name }).catch((error: unknown) => {
-      if (statusOf(error) === 404) return undefined;
-      throw translated(error, 0);
-    });
-    const meta = found?.index_templates[0]?.index_template._meta as { embedding_model?: string } | undefined;
-    return meta?.embedding_model;
+    const found: estypes.IndicesGetMappingResponse = await this.es.indices
+      .getMapping({ index: this.alias(kind), ignore_unavailable: true, allow_no_indices: true })
+      .catch((error: unknown) => {
+        if (statusOf(error) === 404) return {};
+        throw translated(error, 0);
+      });
+    const newestFirst = Object.keys(found).sort().reverse();
+    for (const index of newestFirst) {
+      const model = (found[index]?.mappings._meta as { embedding_model?: unknown } | undefined)?.embedding_model;
+      if (typeof model === 'string') return model;
+    }
+    return undefined;
   }
 
   async nearest(request: NearestRequest): Promise<ScoredDocument[]> {

@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
-import type { Client } from '@elastic/elasticsearch';
+import { errors, type Client } from '@elastic/elasticsearch';
 import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
 import { stringify } from 'yaml';
+import { ConfigError } from '../../schemas/local-infra-config.js';
 import { serviceRoles, type ServiceRole } from '../../infra/kubernetes/elasticsearch-roles.js';
 import { clusterElasticsearch, indexPrefix } from './cluster-services.js';
 
@@ -34,16 +35,61 @@ export function secretsManifest(keys: readonly CreatedKey[], namespace: string):
     .join('');
 }
 
-/** Invalidates every active neon-stream key of a role whose id is not kept; returns the ids invalidated. */
+/**
+ * Invalidates every active neon-stream key of a role whose id is not kept; returns the ids
+ * invalidated. Refuses, before invalidating anything, when a role would be left without an active
+ * key (a mistyped or stale id would otherwise lock its pods out).
+ */
 async function invalidateExcept(es: Client, keep: ReadonlySet<string>): Promise<string[]> {
-  const invalidated: string[] = [];
+  const stale: string[] = [];
   for (const role of ['indexer', 'query'] as const) {
     const found = await es.security.getApiKey({ name: `neon-es-${role}`, active_only: true });
-    const stale = found.api_keys.map((k) => k.id).filter((id) => !keep.has(id));
-    if (stale.length > 0) await es.security.invalidateApiKey({ ids: stale });
-    invalidated.push(...stale);
+    const ids = found.api_keys.map((k) => k.id);
+    if (ids.length > 0 && !ids.some((id) => keep.has(id))) {
+      throw new UsageError(
+        `none of ${[...keep].join(', ')} is an active neon-es-${role} key, so every ${role} key would be invalidated; ` +
+          'pass the ids in the neon-stream.io/api-key-id annotations of both Secrets',
+      );
+    }
+    stale.push(...ids.filter((id) => !keep.has(id)));
   }
-  return invalidated;
+  if (stale.length > 0) await es.security.invalidateApiKey({ ids: stale });
+  return stale;
+}
+
+/** Elasticsearch's own words for a refusal: the error's reason, else the first line of the message. */
+function refusalReason(error: errors.ResponseError): string {
+  const body = error.meta.body as { error?: { reason?: unknown } | string } | string | undefined;
+  const reason = typeof body === 'object' ? (typeof body.error === 'object' ? body.error.reason : body.error) : body;
+  return typeof reason === 'string' && reason !== '' ? reason : (error.message.split('\n', 1)[0] ?? '');
+}
+
+/**
+ * Elasticsearch's refusals as what to do about them: wrong credentials (401), credentials that may
+ * not manage API keys (403), or a node without security, whose `_security` endpoints are missing
+ * (the integ-test distribution answers 405, others 400 "no handler found"). Undefined for anything
+ * else.
+ */
+export function explainRefusal(error: unknown, url: string): Error | undefined {
+  if (!(error instanceof errors.ResponseError)) return undefined;
+  const status = error.meta.statusCode;
+  const reason = refusalReason(error);
+  if (status === 401) {
+    return new ConfigError([
+      `Elasticsearch at ${url} rejected the credentials (${reason}): set ES_USERNAME and ES_PASSWORD, or ES_API_KEY, to an administrator's`,
+    ]);
+  }
+  if (status === 403) {
+    return new ConfigError([
+      `the credentials given for ${url} may not create or invalidate API keys (${reason}): use an administrator (e.g. the elastic user), or one with the manage_api_key or manage_security cluster privilege`,
+    ]);
+  }
+  if ((status === 400 || status === 404 || status === 405) && reason.includes('/_security/')) {
+    return new UsageError(
+      `Elasticsearch at ${url} has no API keys (${reason}): is its security turned off (xpack.security.enabled: false)? API keys need it on`,
+    );
+  }
+  return undefined;
 }
 
 /**
@@ -67,44 +113,53 @@ export function registerEsApiKeysCommand(program: Command): void {
     .action(async (flags: { secretsManifest?: string; namespace: string; invalidateExcept?: string }) => {
       const { es, url } = clusterElasticsearch();
       try {
-        if (flags.invalidateExcept !== undefined) {
-          const keep = new Set(
-            flags.invalidateExcept
-              .split(',')
-              .map((id) => id.trim())
-              .filter((id) => id !== ''),
-          );
-          if (keep.size === 0) throw new UsageError('--invalidate-except needs the ids of the keys in use');
-          const invalidated = await invalidateExcept(es, keep);
-          process.stdout.write(`${JSON.stringify({ invalidated, kept: [...keep] })}\n`);
-          return;
-        }
-        const prefix = indexPrefix();
-        const roles = serviceRoles(prefix);
-        const created: CreatedKey[] = [];
-        for (const role of Object.keys(roles) as ServiceRole[]) {
-          const name = `neon-es-${role}`;
-          const key = await es.security.createApiKey({
-            name,
-            role_descriptors: { [`neon-${role}`]: roles[role] },
-            metadata: { application: 'neon-stream', role, index_prefix: prefix },
-          });
-          created.push({ role, name, id: key.id, encoded: key.encoded });
-        }
-        if (flags.secretsManifest) {
-          writeFileSync(flags.secretsManifest, secretsManifest(created, flags.namespace), { mode: 0o600 });
-          process.stderr.write(
-            `API keys ${created.map((k) => `${k.name} (${k.id})`).join(', ')} from ${url} written to ${flags.secretsManifest}\n`,
-          );
-        } else {
-          for (const key of created) {
-            process.stdout.write(
-              `${JSON.stringify({ role: key.role, name: key.name, id: key.id, api_key: key.encoded })}\n`,
-            );
-          }
-        }
+        await createOrInvalidate(es, url, flags);
+      } catch (error) {
+        throw explainRefusal(error, url) ?? error;
       } finally {
         await es.close();
       }
     });
+}
+
+/** The command's work: create a key per role, or (`--invalidate-except`) retire the others. */
+async function createOrInvalidate(
+  es: Client,
+  url: string,
+  flags: { secretsManifest?: string; namespace: string; invalidateExcept?: string },
+): Promise<void> {
+  if (flags.invalidateExcept !== undefined) {
+    const keep = new Set(
+      flags.invalidateExcept
+        .split(',')
+        .map((id) => id.trim())
+        .filter((id) => id !== ''),
+    );
+    if (keep.size === 0) throw new UsageError('--invalidate-except needs the ids of the keys in use');
+    const invalidated = await invalidateExcept(es, keep);
+    process.stdout.write(`${JSON.stringify({ invalidated, kept: [...keep] })}\n`);
+    return;
+  }
+  const prefix = indexPrefix();
+  const roles = serviceRoles(prefix);
+  const created: CreatedKey[] = [];
+  for (const role of Object.keys(roles) as ServiceRole[]) {
+    const name = `neon-es-${role}`;
+    const key = await es.security.createApiKey({
+      name,
+      role_descriptors: { [`neon-${role}`]: roles[role] },
+      metadata: { application: 'neon-stream', role, index_prefix: prefix },
+    });
+    created.push({ role, name, id: key.id, encoded: key.encoded });
+  }
+  if (flags.secretsManifest) {
+    writeFileSync(flags.secretsManifest, secretsManifest(created, flags.namespace), { mode: 0o600 });
+    process.stderr.write(
+      `API keys ${created.map((k) => `${k.name} (${k.id})`).join(', ')} from ${url} written to ${flags.secretsManifest}\n`,
+    );
+  } else {
+    for (const key of created) {
+      process.stdout.write(`${JSON.stringify({ role: key.role, name: key.name, id: key.id, api_key: key.encoded })}\n`);
+    }
+  }
 }

@@ -3,6 +3,7 @@ import { chown, cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { closeSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Secret } from '../../schemas/connection-config.js';
 import type { LocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { InfraError } from '../errors.js';
 import { readInstanceRecord, removeInstanceRecord, writeInstanceRecord } from '../instance-record.js';
@@ -14,10 +15,31 @@ import type { ServiceStatus } from '../service-status.js';
 import { ELASTICSEARCH_VERSION } from '../versions.js';
 import { ensureElasticsearchDistribution } from './download-elasticsearch.js';
 import { renderElasticsearchYml, renderHeapOptions } from './elasticsearch-config.js';
+import { ensureSecuredDistribution } from './security-analysis-plugin.js';
 import { elasticsearchRunAs, type RunAs } from './elasticsearch-user.js';
 
 /** Appears in the server JVM's command line (`-Djdk.module.main=org.elasticsearch.server`). */
 const PROCESS_MARKER = 'org.elasticsearch.server';
+
+/**
+ * A node with security on and one administrator (role `superuser`) in its file realm — for tests of
+ * what credentials and API keys may do. `neon infra up` never asks for it.
+ */
+export interface ElasticsearchSecurity {
+  adminUser: string;
+  adminPassword: Secret;
+}
+
+export interface ElasticsearchStartOptions {
+  security?: ElasticsearchSecurity;
+}
+
+/** The Authorization header of the administrator, for the readiness probe of a secured node. */
+export function basicAuthorization(security: ElasticsearchSecurity | undefined): Record<string, string> {
+  if (!security) return {};
+  const token = Buffer.from(`${security.adminUser}:${security.adminPassword.reveal()}`).toString('base64');
+  return { authorization: `Basic ${token}` };
+}
 
 interface ElasticsearchPaths {
   home: string;
@@ -48,7 +70,10 @@ export function elasticsearchUrl(config: LocalInfraConfig): string {
   return `http://127.0.0.1:${config.elasticsearchPort}`;
 }
 
-export async function elasticsearchStatus(config: LocalInfraConfig): Promise<ServiceStatus> {
+export async function elasticsearchStatus(
+  config: LocalInfraConfig,
+  headers: Record<string, string> = {},
+): Promise<ServiceStatus> {
   const paths = elasticsearchPaths(config);
   const base = {
     service: 'elasticsearch' as const,
@@ -59,7 +84,7 @@ export async function elasticsearchStatus(config: LocalInfraConfig): Promise<Ser
   const record = await readInstanceRecord(paths.record);
   if (record && (await isOurProcess(record.pid, PROCESS_MARKER))) {
     const url = `http://127.0.0.1:${record.ports.http ?? config.elasticsearchPort}`;
-    const probe = await elasticsearchReady(url, 3000);
+    const probe = await elasticsearchReady(url, 3000, headers);
     return {
       ...base,
       endpoint: url,
@@ -111,7 +136,8 @@ async function prepareInstance(
   config: LocalInfraConfig,
   distribution: string,
   paths: ElasticsearchPaths,
-  runAs?: RunAs,
+  runAs: RunAs | undefined,
+  security: boolean,
 ): Promise<void> {
   if (runAs) await assertReachableBy(runAs, paths.home);
   for (const dir of [paths.home, paths.data, paths.logs, paths.tmp, join(paths.config, 'jvm.options.d')]) {
@@ -129,6 +155,7 @@ async function prepareInstance(
       transportPort: config.elasticsearchTransportPort,
       dataPath: paths.data,
       logsPath: paths.logs,
+      security,
     }),
   );
   await writeFile(
@@ -164,6 +191,63 @@ async function prepareInstance(
   }
 }
 
+/** The environment of the distribution's scripts (the server and its command-line tools). */
+function distributionEnv(java: JavaRuntime, paths: ElasticsearchPaths): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: paths.home,
+    LANG: 'C.UTF-8',
+    ES_JAVA_HOME: java.javaHome,
+    ES_PATH_CONF: paths.config,
+    ES_TMPDIR: paths.tmp,
+    ES_JAVA_OPTS: '',
+  };
+}
+
+/**
+ * Makes `security.adminUser` the only user of the node's file realm, with role `superuser`, through
+ * the distribution's own `elasticsearch-users` (so the password hash is one Elasticsearch accepts).
+ * The password goes through stdin, never the command line. Runs as the node's account, which owns
+ * the config directory by now.
+ */
+async function createFileRealmAdmin(
+  distribution: string,
+  java: JavaRuntime,
+  paths: ElasticsearchPaths,
+  runAs: RunAs | undefined,
+  security: ElasticsearchSecurity,
+): Promise<void> {
+  for (const file of ['users', 'users_roles']) {
+    await writeFile(join(paths.config, file), '', { mode: 0o640 });
+    if (runAs) await chown(join(paths.config, file), runAs.uid, runAs.gid);
+  }
+  const child = spawn(
+    join(distribution, 'bin', 'elasticsearch-users'),
+    ['useradd', security.adminUser, '-r', 'superuser'],
+    {
+      cwd: paths.home,
+      env: distributionEnv(java, paths),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+    },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const password = security.adminPassword.reveal();
+  child.stdin.end(`${password}\n${password}\n`);
+  const code = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (exit) => resolve(exit ?? 1));
+  });
+  if (code !== 0) {
+    throw new InfraError(
+      'user_setup_failed',
+      `elasticsearch-users could not create the administrator "${security.adminUser}" (exit ${code}): ${output.trim()}`,
+    );
+  }
+}
+
 /**
  * Runs the Elasticsearch launcher in daemon mode: it forks the server, waits until the node has
  * started, writes the server's pid file and exits. Its exit code tells us whether start-up worked.
@@ -180,15 +264,7 @@ async function launchDaemon(
   try {
     const child = spawn(join(distribution, 'bin', 'elasticsearch'), ['-d', '-p', paths.pidFile], {
       cwd: paths.logs, // the stock jvm.options writes gc.log and hs_err files relative to here
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: paths.home,
-        LANG: 'C.UTF-8',
-        ES_JAVA_HOME: java.javaHome,
-        ES_PATH_CONF: paths.config,
-        ES_TMPDIR: paths.tmp,
-        ES_JAVA_OPTS: '',
-      },
+      env: distributionEnv(java, paths),
       stdio: ['ignore', log, log],
       ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
     });
@@ -238,9 +314,11 @@ export async function startElasticsearch(
   config: LocalInfraConfig,
   java: JavaRuntime,
   log: (line: string) => void,
+  options: ElasticsearchStartOptions = {},
 ): Promise<ServiceStatus> {
   const paths = elasticsearchPaths(config);
-  const current = await elasticsearchStatus(config);
+  const headers = basicAuthorization(options.security);
+  const current = await elasticsearchStatus(config, headers);
   if (current.state === 'ready') {
     const record = await readInstanceRecord(paths.record);
     if (record && record.ports.http !== config.elasticsearchPort) {
@@ -271,11 +349,14 @@ export async function startElasticsearch(
     },
   ]);
   const distribution = await ensureElasticsearchDistribution(config.cacheDir, log);
+  // A secured node runs from a home with the analysis components its security indices need.
+  const home = options.security ? await ensureSecuredDistribution(distribution, java, log) : distribution;
   const runAs = await elasticsearchRunAs(config.elasticsearchUser);
-  await prepareInstance(config, distribution, paths, runAs);
+  await prepareInstance(config, distribution, paths, runAs, options.security !== undefined);
+  if (options.security) await createFileRealmAdmin(home, java, paths, runAs, options.security);
 
   const started = Date.now();
-  await launchDaemon(distribution, java, paths, runAs, config.readyTimeoutMs);
+  await launchDaemon(home, java, paths, runAs, config.readyTimeoutMs);
   const pid = await readPid(paths.pidFile, 10_000);
   await writeInstanceRecord(paths.record, {
     service: 'elasticsearch',
@@ -289,10 +370,10 @@ export async function startElasticsearch(
   let last = 'not probed yet';
   while (Date.now() < deadline) {
     if (!processAlive(pid)) break;
-    const probe = await elasticsearchReady(url, 2000);
+    const probe = await elasticsearchReady(url, 2000, headers);
     if (probe.ready) {
       log(
-        `elasticsearch: ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${url} (pid ${pid}${runAs ? `, user ${runAs.user}` : ''})`,
+        `elasticsearch: ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${url} (pid ${pid}${runAs ? `, user ${runAs.user}` : ''}${options.security ? ', security on' : ''})`,
       );
       return {
         service: 'elasticsearch',

@@ -62,6 +62,23 @@ describe('renderElasticsearchYml', () => {
   });
 });
 
+describe('renderElasticsearchYml with security', () => {
+  const settings = { httpPort: 19201, transportPort: 19301, dataPath: '/d', logsPath: '/l' };
+
+  it('turns security on over plain HTTP and transport for a secured node', () => {
+    const parsed = parse(renderElasticsearchYml({ ...settings, security: true })) as Record<string, unknown>;
+    expect(parsed['xpack.security.enabled']).toBe(true);
+    expect(parsed['xpack.security.http.ssl.enabled']).toBe(false);
+    expect(parsed['xpack.security.transport.ssl.enabled']).toBe(false);
+    expect(parsed['discovery.type']).toBe('single-node');
+  });
+
+  it('renders exactly the same file as before when security is not asked for', () => {
+    expect(renderElasticsearchYml({ ...settings, security: false })).toBe(renderElasticsearchYml(settings));
+    expect(renderElasticsearchYml(settings)).not.toContain('ssl');
+  });
+});
+
 describe('renderHeapOptions', () => {
   it('sets Xms equal to Xmx, one option per line', () => {
     expect(renderHeapOptions('1g')).toBe('-Xms1g\n-Xmx1g\n');
