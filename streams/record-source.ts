@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Observable, Subject } from 'rxjs';
+import { EventLoopTurns } from './event-loop-turns.js';
 import { InFlightGate } from './in-flight-gate.js';
 import type { StageMetrics } from './metrics.js';
 import { OffsetWatermarks, type InputHandle } from './offset-watermarks.js';
@@ -69,6 +70,7 @@ export function createRecordSource(transport: Transport, options: RecordSourceOp
     onChange: (n) => metrics?.inFlight.set(n),
   });
   const subject = new Subject<SourceRecord>();
+  const turns = new EventLoopTurns();
   let commits = 0;
   let commitTimer: NodeJS.Timeout | undefined;
   let committing: Promise<void> | undefined;
@@ -121,6 +123,12 @@ export function createRecordSource(transport: Transport, options: RecordSourceOp
               release();
             },
           });
+          // The processor's synchronous part ran inside next(): past the budget, give timers and
+          // I/O a turn, then heartbeat (a failure, the group rebalancing, must reach the client).
+          if (turns.due()) {
+            await turns.take();
+            await heartbeat();
+          }
           return true;
         },
         onAssignment: (assigned) => {

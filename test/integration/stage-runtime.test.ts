@@ -12,6 +12,7 @@ import { startTcpProxy } from '../harness/tcp-proxy.js';
 import { passthroughScenario, produce } from '../harness/passthrough-scenario.js';
 import { freshTopic } from '../harness/fresh-names.js';
 import { createKafkaTransport } from '../../streams/kafka-transport.js';
+import { startStage } from '../../streams/run-stage.js';
 import {
   assertCommittedToEnd,
   assertExactDocuments,
@@ -221,6 +222,54 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
     process.stderr.write(
       `[rebalance] first member ${first.stats().received} inputs, second ${second.stats().received}; ${received - articles.length} redelivered\n`,
     );
+  });
+
+  it('keeps its group membership through a backlog of CPU-heavy records: each processed once', async () => {
+    // 600 records × 25 ms of synchronous work = 15 s, fetched in batches of hundreds, against a
+    // 6 s session: a loop held for a batch misses every heartbeat, the member is expelled and its
+    // uncommitted records are processed again.
+    const s = await passthroughScenario(live.admin, live.es, live.cleanup, 'cpu-heavy');
+    const total = 600;
+    const articles = Array.from({ length: total }, (_, i) => sampleArticle(i));
+    await produce(
+      live.kafka,
+      s.input,
+      articles.map((a) => ({ key: a.id, ...encodeArticle(a) })),
+    );
+    const transport = createKafkaTransport(testKafka('cpu-heavy'), {
+      sessionTimeoutMs: 6_000,
+      heartbeatIntervalMs: 1_000,
+    });
+    const processed = new Map<string, number>();
+    let joins = 0;
+    const stage = await startStage<string>(transport, {
+      name: 'cpu-heavy',
+      groupId: s.group,
+      inputTopics: [s.input],
+      deadLetterTopic: s.dlq,
+      decode: (record) => `${record.partition}@${record.offset}`,
+      process: (input) => {
+        const until = performance.now() + 25;
+        while (performance.now() < until) {
+          // a processor's synchronous work (markup, extraction)
+        }
+        processed.set(input.value, (processed.get(input.value) ?? 0) + 1);
+        return [];
+      },
+      sinks: {},
+      onAssignment: () => (joins += 1),
+      log: () => undefined,
+    });
+    try {
+      await waitUntil(() => committedToEnd(live.admin, s.group, s.input), 120_000, 'all offsets committed');
+    } finally {
+      await stage.stop();
+    }
+    await stage.done;
+    const twice = [...processed].filter(([, times]) => times > 1);
+    expect(twice).toEqual([]);
+    expect(processed.size).toBe(total);
+    expect(joins).toBe(1);
   });
 
   it('creates topics idempotently with their partitions and configs', async () => {

@@ -220,4 +220,42 @@ describe('startStage on the embedded transport', () => {
     expect(second.items).toContain('r31.0');
     expect(committed(transport)[0]).toBe(40n);
   });
+
+  it('gives timers and I/O a turn while a CPU-heavy processor works through a backlog', async () => {
+    // On Kafka a loop held for a whole fetched batch means no heartbeat: past the session timeout
+    // the member is expelled and its uncommitted records are processed again elsewhere.
+    const transport = await setup(3, 300);
+    const sink = new MemorySink();
+    const busy = (ms: number): void => {
+      const until = performance.now() + ms;
+      while (performance.now() < until) {
+        // a processor's synchronous work
+      }
+    };
+    let last = performance.now();
+    let longestGap = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+    }, 5);
+    try {
+      const stage = await startStage(
+        transport,
+        baseConfig(sink, {
+          process: (input) => {
+            busy(5);
+            return [{ sink: 'out', item: input.value }];
+          },
+        }),
+      );
+      await waitFor(() => sink.items.length === 300 && stage.stats().inFlight === 0, 30_000);
+      await stage.stop();
+    } finally {
+      clearInterval(ticker);
+    }
+    // 300 records × 5 ms = 1.5 s of work: held in one stretch, the timer would wait for all of it.
+    expect(longestGap).toBeLessThan(500);
+    expect(sink.items).toHaveLength(300);
+  });
 });
