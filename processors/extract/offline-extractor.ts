@@ -13,7 +13,7 @@
  * Deterministic: the same chunk always gives the same tuples, in text order.
  */
 import type { Chunk } from '../../schemas/records.generated.js';
-import { splitSentences } from '../markup/split-sentences.js';
+import { splitSentences, type TextRange } from '../markup/split-sentences.js';
 import { markedTextOf, type MarkedSpan } from './marked-spans.js';
 
 export const OFFLINE_EXTRACTOR_MODEL = 'neon-offline-extractor/1';
@@ -55,6 +55,29 @@ function clause(plain: string, from: number, to: number, subjectSpan: MarkedSpan
   return compress(named);
 }
 
+interface AnalysedChunk {
+  /** The marked text this was worked out from: a chunk object changed since is analysed again. */
+  markedText: string;
+  plain: string;
+  spans: MarkedSpan[];
+  sentences: TextRange[];
+}
+
+/**
+ * A chunk's plain text, spans and sentences, worked out once: every target subject of a chunk is
+ * extracted from the same chunk object, and splitting it into sentences is most of the cost.
+ */
+const analysed = new WeakMap<Pick<Chunk, 'marked_text' | 'entities'>, AnalysedChunk>();
+
+function analyse(chunk: Pick<Chunk, 'marked_text' | 'entities'>): AnalysedChunk {
+  const known = analysed.get(chunk);
+  if (known?.markedText === chunk.marked_text) return known;
+  const { plain, spans } = markedTextOf(chunk);
+  const fresh = { markedText: chunk.marked_text, plain, spans, sentences: splitSentences(plain) };
+  analysed.set(chunk, fresh);
+  return fresh;
+}
+
 export function extractOffline(
   subjectId: string,
   chunk: Pick<Chunk, 'marked_text' | 'entities'>,
@@ -63,11 +86,11 @@ export function extractOffline(
   const { maxWords, maxTuples } = { ...DEFAULTS, ...options };
   const subject = chunk.entities.find((e) => e.id === subjectId);
   if (!subject) return [];
-  const { plain, spans } = markedTextOf(chunk);
+  const { plain, spans, sentences } = analyse(chunk);
   const linked = new Map<string, { tuple: OfflineTuple; at: number }>();
   let alone: { tuple: OfflineTuple; at: number } | undefined;
 
-  for (const sentence of splitSentences(plain)) {
+  for (const sentence of sentences) {
     const inside = spans.filter((s) => s.start >= sentence.start && s.end <= sentence.end && s.entity);
     const subjectSpans = inside.filter((s) => s.entity!.id === subjectId);
     for (const mention of subjectSpans) {
