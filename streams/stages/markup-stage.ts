@@ -1,7 +1,7 @@
 import { EntityRegistry } from '../../processors/markup/entity-registry.js';
 import { markArticle, resolveMarkupOptions, type MarkupOptions } from '../../processors/markup/mark-article.js';
 import { RegistryChangeThrottle } from '../../processors/markup/throttle-registry-changes.js';
-import type { Article } from '../../schemas/records.generated.js';
+import type { Article, RegistryEntity } from '../../schemas/records.generated.js';
 import { KafkaSink } from '../kafka-sink.js';
 import { stageDecoder, topicRecord } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
@@ -54,11 +54,18 @@ export async function startMarkupStage(
   const markup = resolveMarkupOptions(options.markup);
   const registry = new EntityRegistry();
   const throttle = new RegistryChangeThrottle();
+  // Event time: the newest sighting the registry knows of, then the newest article marked.
+  let newestSeen = 0;
+  // What retention forgets stays in the compacted log: a record of it read later — this stage's
+  // own write coming back, or another replica's older one — must not bring it back.
+  const forgettable = (entity: RegistryEntity): boolean =>
+    entity.mentions < retention.keepMentions && entity.last_seen_at < newestSeen - retention.idleMs;
   const tail = await followStateTopic(
     transport,
     topics.registry,
     'RegistryEntity',
     (entity) => {
+      if (forgettable(entity) && !registry.has(entity.id)) return;
       registry.apply(entity);
       throttle.remember(entity);
     },
@@ -66,8 +73,6 @@ export async function startMarkupStage(
   );
   // What the log already holds is not news to write back.
   registry.takeChanges();
-  // Event time: the newest sighting the registry knows of, then the newest article marked.
-  let newestSeen = 0;
   for (const entity of registry.entities()) newestSeen = Math.max(newestSeen, entity.last_seen_at);
   let sinceRetention = 0;
   const applyRetention = (): void => {
