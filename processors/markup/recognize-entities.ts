@@ -11,6 +11,8 @@
  */
 import nlp from 'compromise';
 
+import './tagger-sweep.js';
+
 import type { EntityType } from '../../schemas/records.generated.js';
 import {
   BOILERPLATE_WORDS,
