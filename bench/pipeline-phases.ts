@@ -533,7 +533,14 @@ async function embedLane(embedder: Embedder, texts: readonly string[], signal: A
  */
 export async function measureEmbedAlone(
   cluster: Cluster,
-  options: Omit<StageAloneOptions, 'timeoutMs'>,
+  options: Omit<StageAloneOptions, 'timeoutMs'> & {
+    /**
+     * Whether both index stages share one embedder in the measured pipeline (one process): then
+     * the embedder is a stage of its own, a candidate for the slowest. With a process per
+     * processor each index stage has its own, and its time alone already includes embedding.
+     */
+    sharedEmbedder: boolean;
+  },
 ): Promise<StageFigure> {
   const chunksTopic = topicOf(options.source, 'uniqueChunks');
   const interactionsTopic = topicOf(options.source, 'interactions');
@@ -554,7 +561,14 @@ export async function measureEmbedAlone(
       embedLane(embedder, interactionTexts, cluster.signal),
     ]);
     const seconds = (performance.now() - started) / 1000;
-    return stageFigure('embed', chunkTexts.length + interactionTexts.length, seconds, options.articles);
+    // A stage of its own only where both index stages share this one embedder: in one process.
+    return stageFigure(
+      'embed',
+      chunkTexts.length + interactionTexts.length,
+      seconds,
+      options.articles,
+      options.sharedEmbedder,
+    );
   } finally {
     await embedder.close();
   }

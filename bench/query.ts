@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- query [--sizes 10000,100000] [--queries 200] [--k 10] [--force-merge]`: retrieval latency per
+ * `npm run bench -- query [--sizes 10000,100000,1000000] [--queries 200] [--k 10] [--force-merge]`: retrieval latency per
  * strategy on real Elasticsearch, next to the raw Elasticsearch kNN + date filter on the same index
  * in the same run (the ceiling).
  *
@@ -28,7 +28,7 @@ import { writeBenchResults } from './results.js';
 
 const { values: args } = parseArgs({
   options: {
-    sizes: { type: 'string', default: '10000,100000' },
+    sizes: { type: 'string', default: '10000,100000,1000000' },
     queries: { type: 'string', default: '200' },
     k: { type: 'string', default: '10' },
     'force-merge': { type: 'boolean', default: false },
