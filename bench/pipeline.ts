@@ -365,16 +365,12 @@ async function layoutThroughput(
 ): Promise<LayoutFigure> {
   const count = articlesFor(kind, ctx.settings);
   const names = freshNames(`${kind}-${layout}`);
+  // Its topics are deleted at the end: a producer of its own (see runEmbedder).
+  const cluster: Cluster = { ...ctx.cluster, producer: ctx.cluster.transport.producer() };
   log(`[${kind}] starting ${LAYOUT_WORDS[layout]} on topics ${names.topicPrefix}*`);
   const children = await startLayout(layout, env, names);
   try {
-    const { figure } = await measureThroughput(
-      ctx.cluster,
-      names,
-      ctx.corpus,
-      count,
-      timeoutMsFor(count, ctx.settings),
-    );
+    const { figure } = await measureThroughput(cluster, names, ctx.corpus, count, timeoutMsFor(count, ctx.settings));
     log(`[${kind}] throughput (${layout}): ${figure.articles_per_s} articles/s (${figure.seconds} s)`);
     ctx.server?.reset();
     return { layout, description: LAYOUT_WORDS[layout], ...figure };
@@ -385,6 +381,7 @@ async function layoutThroughput(
       ...(await deleteIndices(ctx.cluster.es, names.indexPrefix)),
     ];
     for (const problem of problems) log(`clean-up: ${problem}`);
+    await cluster.producer.disconnect();
   }
 }
 
