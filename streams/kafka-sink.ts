@@ -23,6 +23,11 @@ export interface KafkaSinkOptions {
  * topic (the producer is idempotent and waits for all in-sync replicas), and each `write` resolves
  * only when its record is acknowledged. The number of waiting records is bounded by the stage's
  * in-flight limit, since every record belongs to an admitted input.
+ *
+ * Per topic, one produce call at a time, in write order: kafkajs lets concurrent `send` calls
+ * overtake one another (the first one to a topic waits for its metadata, a later one may not), and
+ * consumers rely on per-key order (a spike's STARTED before its ONGOING; on a compacted state topic,
+ * the newest state last).
  */
 export class KafkaSink implements Sink<TopicRecord> {
   readonly name: string;
@@ -32,6 +37,8 @@ export class KafkaSink implements Sink<TopicRecord> {
   private readonly lingerMs: number;
   private readonly coalesceByKey: boolean;
   private inFlight = new Set<Promise<void>>();
+  /** The last produce call per topic, settled either way: the next one starts after it. */
+  private readonly topicTails = new Map<string, Promise<void>>();
 
   constructor(
     private readonly producer: TransportProducer,
@@ -60,16 +67,15 @@ export class KafkaSink implements Sink<TopicRecord> {
     const byTopic = new Map<string, typeof batch>();
     for (const item of batch) byTopic.set(item.record.topic, [...(byTopic.get(item.record.topic) ?? []), item]);
     for (const [topic, items] of byTopic) {
-      const sending = this.producer
-        .send(
-          topic,
-          this.recordsToSend(items.map(({ record }) => record)).map((record) => ({
-            key: record.key,
-            value: record.value,
-            ...(record.headers ? { headers: record.headers } : {}),
-            ...(record.partition === undefined ? {} : { partition: record.partition }),
-          })),
-        )
+      const records = this.recordsToSend(items.map(({ record }) => record)).map((record) => ({
+        key: record.key,
+        value: record.value,
+        ...(record.headers ? { headers: record.headers } : {}),
+        ...(record.partition === undefined ? {} : { partition: record.partition }),
+      }));
+      const previous = this.topicTails.get(topic) ?? Promise.resolve();
+      const sending = previous
+        .then(() => this.producer.send(topic, records))
         .then(
           () => {
             for (const item of items) item.resolve();
@@ -87,8 +93,12 @@ export class KafkaSink implements Sink<TopicRecord> {
             for (const item of items) item.reject(failure);
           },
         );
+      this.topicTails.set(topic, sending);
       this.inFlight.add(sending);
-      void sending.finally(() => this.inFlight.delete(sending));
+      void sending.finally(() => {
+        this.inFlight.delete(sending);
+        if (this.topicTails.get(topic) === sending) this.topicTails.delete(topic);
+      });
     }
   }
 

@@ -114,6 +114,40 @@ describe('KafkaSink', () => {
     }
   });
 
+  it('sends one batch per topic at a time, in write order, even when an earlier send is slow', async () => {
+    // kafkajs lets a later send overtake a slow earlier one; the sink must not give it the chance.
+    const sent: string[][] = [];
+    const open = new Map<string, number>();
+    let overlapped = false;
+    const sink = new KafkaSink(
+      {
+        send: async (topic, records) => {
+          open.set(topic, (open.get(topic) ?? 0) + 1);
+          if (open.get(topic)! > 1) overlapped = true;
+          // The first send to each topic is the slow one (metadata, producer id).
+          await new Promise((resolve) => setTimeout(resolve, sent.length === 0 ? 30 : 1));
+          sent.push(records.map((r) => `${topic}:${r.value?.toString()}`));
+          open.set(topic, open.get(topic)! - 1);
+        },
+        disconnect: () => Promise.resolve(),
+      },
+      { lingerMs: 1, maxBatch: 2 },
+    );
+    const writes = Array.from({ length: 9 }, (_, i) =>
+      sink.write({ topic: i % 3 === 0 ? 'b' : 'a', key: 'same', value: Buffer.from(String(i)) }),
+    );
+    await Promise.all(writes);
+    await sink.close();
+    expect(overlapped).toBe(false);
+    const order = (topic: string) =>
+      sent
+        .flat()
+        .filter((r) => r.startsWith(`${topic}:`))
+        .map((r) => Number(r.slice(2)));
+    expect(order('a')).toEqual([1, 2, 4, 5, 7, 8]);
+    expect(order('b')).toEqual([0, 3, 6]);
+  });
+
   it('rejects with a retriable kafka_unavailable when the producer fails', async () => {
     const sink = new KafkaSink({
       send: () => Promise.reject(new Error('broker down')),
