@@ -153,6 +153,37 @@ class KafkaTransportProducer implements TransportProducer {
   }
 }
 
+/** Topics that exist but have no leader yet: worth waiting for. */
+class TopicsNotReady extends Error {
+  override readonly name = 'TopicsNotReady';
+  readonly retriable = true;
+  constructor(topics: string[]) {
+    super(`topics without leaders yet: ${topics.join(', ')}`);
+  }
+}
+
+/** Runs an admin call again on retriable errors (stale metadata, a topic being created), with backoff. */
+async function withKafkaRetries<T>(call: () => Promise<T>, attempts = 10): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isRetriableKafkaError(error) || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+    }
+  }
+}
+
+/** Retriable, or (kafkajs's aggregate of per-topic errors) made only of retriable and "already exists". */
+function isRetriableKafkaError(error: unknown): boolean {
+  const { retriable, errors } = error as { retriable?: boolean; errors?: unknown };
+  if (retriable === true) return true;
+  if (!Array.isArray(errors) || errors.length === 0) return false;
+  return errors.every(
+    (e: { retriable?: boolean; type?: string }) => e.retriable === true || e.type === 'TOPIC_ALREADY_EXISTS',
+  );
+}
+
 /** Cluster mode: real Kafka through kafkajs. */
 export function createKafkaTransport(kafka: Kafka, options: KafkaTransportOptions = {}): Transport {
   const settings: Required<KafkaTransportOptions> = {
@@ -182,17 +213,27 @@ export function createKafkaTransport(kafka: Kafka, options: KafkaTransportOption
       const admin = kafka.admin();
       await admin.connect();
       try {
-        const existing = new Set(await admin.listTopics());
-        const missing = specs.filter((spec) => !existing.has(spec.topic));
-        if (missing.length === 0) return;
-        await admin.createTopics({
-          waitForLeaders: true,
-          topics: missing.map((spec) => ({
-            topic: spec.topic,
-            numPartitions: spec.partitions,
-            replicationFactor: spec.replicationFactor ?? 1,
-            configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
-          })),
+        // Processes starting together race to create the topics they share: another may create a
+        // topic between our listing and our request, and a topic someone else just created may not
+        // be in this broker's metadata yet ("does not host this topic-partition"). So create what is
+        // missing, then wait until every topic asked for has leaders, retrying what is retriable.
+        await withKafkaRetries(async () => {
+          const existing = new Set(await admin.listTopics());
+          const missing = specs.filter((spec) => !existing.has(spec.topic));
+          if (missing.length > 0) {
+            await admin.createTopics({
+              waitForLeaders: true,
+              topics: missing.map((spec) => ({
+                topic: spec.topic,
+                numPartitions: spec.partitions,
+                replicationFactor: spec.replicationFactor ?? 1,
+                configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
+              })),
+            });
+          }
+          const { topics } = await admin.fetchTopicMetadata({ topics: specs.map((spec) => spec.topic) });
+          const leaderless = topics.filter((t) => t.partitions.length === 0 || t.partitions.some((p) => p.leader < 0));
+          if (leaderless.length > 0) throw new TopicsNotReady(leaderless.map((t) => t.name));
         });
       } finally {
         await admin.disconnect();
@@ -204,16 +245,8 @@ export function createKafkaTransport(kafka: Kafka, options: KafkaTransportOption
       try {
         // Right after a topic is created (or a leader moves) the metadata can be stale for a moment
         // ("not the leader for that topic-partition"): such errors are retriable, so retry them.
-        for (let attempt = 0; ; attempt++) {
-          try {
-            const offsets = await admin.fetchTopicOffsets(topic);
-            return offsets.sort((a, b) => a.partition - b.partition).map((o) => BigInt(o.high));
-          } catch (error) {
-            const retriable = (error as { retriable?: boolean }).retriable === true;
-            if (!retriable || attempt >= 10) throw error;
-            await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
-          }
-        }
+        const offsets = await withKafkaRetries(() => admin.fetchTopicOffsets(topic));
+        return offsets.sort((a, b) => a.partition - b.partition).map((o) => BigInt(o.high));
       } finally {
         await admin.disconnect();
       }

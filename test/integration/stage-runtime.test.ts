@@ -289,6 +289,23 @@ describe('stage runtime on real Kafka and Elasticsearch', () => {
     await transport.close();
   });
 
+  it('lets processes that start together create the topics they share, each then finding all of them', async () => {
+    // Like the stages of a pipeline started at once: each its own client, overlapping topic sets.
+    const topics = Array.from({ length: 6 }, (_, i) => freshTopic(`shared-${i}`));
+    live.cleanup.topics.push(...topics);
+    const members = Array.from({ length: 8 }, (_, m) => ({
+      transport: createKafkaTransport(testKafka(`starter-${m}`)),
+      wants: topics.filter((_, t) => (t + m) % 3 !== 0),
+    }));
+    await Promise.all(
+      members.map(async ({ transport, wants }) => {
+        await transport.ensureTopics(wants.map((topic) => ({ topic, partitions: 3 })));
+        for (const topic of wants) expect(await transport.endOffsets(topic)).toEqual([0n, 0n, 0n]);
+      }),
+    );
+    await Promise.all(members.map(({ transport }) => transport.close()));
+  });
+
   it('commits everything it drained when stopped in the middle of the stream', async () => {
     const s = await passthroughScenario(live.admin, live.es, live.cleanup, 'midstop');
     const articles = Array.from({ length: 8_000 }, (_, i) => sampleArticle(i));
