@@ -1,7 +1,7 @@
 /**
  * `npm run eval -- realtimeqa [--questions N] [--k 5]`: temporal retrieval quality on RealTime QA
  * 2022–2023 (read at run time from the development data, never copied; skips with a message when
- * absent).
+ * absent). Every question by default; `--questions N` takes N spread evenly over the question dates.
  *
  * The documents retrieved for the evaluated questions (and the 2022 gold articles) go through the
  * product's own intake normalisation, markup, chunking, dedupe and extraction, then are embedded with
@@ -68,6 +68,18 @@ interface SearchDoc {
   publish_date?: string | null;
 }
 
+/**
+ * `count` questions spread evenly over the question dates (all of them when `count` is larger), so a
+ * subset covers 2022 and 2023 alike instead of the first weeks only.
+ */
+function spreadOverTime(all: Question[], count: number): Question[] {
+  const byDate = [...all].sort(
+    (a, b) => a.question_date.localeCompare(b.question_date) || a.question_id.localeCompare(b.question_id),
+  );
+  if (count >= byDate.length) return byDate;
+  return Array.from({ length: count }, (_, i) => byDate[Math.floor((i * byDate.length) / count)]!);
+}
+
 function readJsonl<T>(path: string): T[] {
   const raw = path.endsWith('.gz') ? gunzipSync(readFileSync(path)).toString('utf8') : readFileSync(path, 'utf8');
   return raw
@@ -113,7 +125,11 @@ async function main(): Promise<void> {
     }
   }
   const limit = args.questions === undefined ? questions.size : Number(args.questions);
-  const evaluated = [...questions.values()].slice(0, limit);
+  if (!Number.isInteger(limit) || limit < 1) {
+    console.error(`--questions must be a positive integer (got "${args.questions}")`);
+    process.exit(2);
+  }
+  const evaluated = spreadOverTime([...questions.values()], limit);
   const wanted = new Set(evaluated.map((q) => q.question_id));
   const answerable = new Set(
     JSON.parse(readFileSync(join(base, 'derived', 'answerable_question_ids.json'), 'utf8')) as string[],
