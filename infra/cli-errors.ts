@@ -33,6 +33,7 @@ export function reportFailure(error: unknown): number {
       'RetrievalTimeout',
       'DatastoreUnavailable',
       'ServiceError',
+      'StopIncomplete',
     ].includes(error.name)
   ) {
     process.stderr.write(`neon: ${error.message}\n`);

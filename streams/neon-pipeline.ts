@@ -89,7 +89,8 @@ export interface NeonPipeline {
   lostFollows(): string[];
   /** Lag and counters of every stage of the catalog. */
   progress(): Promise<StageProgress[]>;
-  stop(): Promise<void>;
+  /** Upstream first; `drainMs` overrides each stage's drain budget (0: give in-flight work up). */
+  stop(drainMs?: number): Promise<void>;
 }
 
 /** Downstream first, so nothing waits on a stage that is not there yet. */
@@ -148,9 +149,9 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
   const stages = new Map<StageName, RunningStage>();
   let markup: MarkupStage | undefined;
   let spikeStage: SpikeStage | undefined;
-  const stopAll = async (): Promise<void> => {
+  const stopAll = async (drainMs?: number): Promise<void> => {
     // Upstream first: each stage drains what it holds before the next one stops.
-    for (const name of [...START_ORDER].reverse()) await stages.get(name)?.stop();
+    for (const name of [...START_ORDER].reverse()) await stages.get(name)?.stop(drainMs);
     await feed.stop();
     await registryTail?.stop();
   };

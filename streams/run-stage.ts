@@ -85,9 +85,20 @@ export interface StageStats {
 export interface RunningStage {
   /** Resolves after a clean stop; rejects with the fatal error if the stage died. */
   readonly done: Promise<void>;
-  /** Stop fetching, drain, commit, close — idempotent. */
-  stop(): Promise<void>;
+  /**
+   * Stop fetching, drain, commit, close — idempotent. `drainMs` overrides the drain budget (0: do
+   * not wait for in-flight records; their offsets stay uncommitted and they are redelivered).
+   */
+  stop(drainMs?: number): Promise<void>;
   stats(): StageStats;
+}
+
+/** A record's failure during a stop that ran out of time: not its fault, so neither dead-lettered nor fatal. */
+class AbandonedAtStop extends Error {
+  override readonly name = 'AbandonedAtStop';
+  constructor(readonly failure: StageError) {
+    super(failure.message);
+  }
 }
 
 function backoffMs(attempt: number, base: number, cap: number): number {
@@ -185,7 +196,8 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
         }
         // An outage: keep the input unacknowledged and retry; the in-flight bound holds the
         // consumer back meanwhile. Only a stop that ran out of time gives up (uncommitted: redelivered).
-        if (failure.disposition === 'fatal' || stopDeadlinePassed()) throw failure;
+        if (stopDeadlinePassed()) throw new AbandonedAtStop(failure);
+        if (failure.disposition === 'fatal') throw failure;
         metrics?.retries.inc(sink.name);
         metrics?.errors.inc(failure.code);
         await sleep(backoffMs(attempt, backoff.baseMs, backoff.capMs));
@@ -220,6 +232,9 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
         outputs = await collect(config.process(envelope));
       } catch (error) {
         const failure = asStageError(error, stage);
+        // Past the stop's deadline a failure says more about the shutdown (a closed embedder or
+        // client) than about the record: give it up uncommitted, to be redelivered.
+        if (stopDeadlinePassed()) throw new AbandonedAtStop(failure);
         if (failure.disposition === 'dead_letter') {
           await deadLetter(record, failure);
           handle.complete();
@@ -239,7 +254,7 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
   };
 
   let stopDeadline = Number.POSITIVE_INFINITY;
-  const stopDeadlinePassed = (): boolean => Date.now() > stopDeadline;
+  const stopDeadlinePassed = (): boolean => Date.now() >= stopDeadline;
 
   const fail = (error: unknown): void => {
     fatal ??= asStageError(error, stage);
@@ -254,6 +269,16 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
       await handleRecord(item);
     } catch (error) {
       item.abandon();
+      if (error instanceof AbandonedAtStop) {
+        log('info', 'record given up at stop; it will be redelivered', {
+          stage,
+          code: error.failure.code,
+          topic: item.record.topic,
+          partition: item.record.partition,
+          offset: item.record.offset,
+        });
+        return;
+      }
       fail(error);
     }
   };
@@ -264,10 +289,10 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
     error: (error: unknown) => fail(new StageError('kafka_unavailable', `consumer crashed: ${String(error)}`, stage)),
   });
 
-  const stop = (): Promise<void> => {
+  const stop = (drainMs = shutdownTimeoutMs): Promise<void> => {
     stopping ??= (async () => {
-      stopDeadline = Date.now() + shutdownTimeoutMs;
-      await source.stop(shutdownTimeoutMs);
+      stopDeadline = Date.now() + drainMs;
+      await source.stop(drainMs);
       await Promise.allSettled(Object.values(config.sinks).map((sink) => sink.close()));
       await producer.disconnect().catch(() => undefined);
       if (fatal) rejectDone(fatal);

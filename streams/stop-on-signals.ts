@@ -1,3 +1,11 @@
+/** A stop that failed or ran out of its budget: anything uncommitted is redelivered on the next run. */
+export class StopIncomplete extends Error {
+  override readonly name = 'StopIncomplete';
+  constructor(what: string) {
+    super(`${what} did not stop cleanly; work it had not committed will be processed again on the next run`);
+  }
+}
+
 /** How long a stopping process may drain before it exits anyway; pods get more than this to stop. */
 export const SHUTDOWN_BUDGET_MS = 30_000;
 
@@ -56,7 +64,7 @@ export function untilSignalled(
   return new Promise<void>((resolve, reject) => {
     stopOnSignals(stop, {
       ...(options.budgetMs === undefined ? {} : { budgetMs: options.budgetMs }),
-      exit: (code) => (code === 0 ? resolve() : reject(new Error(`${options.what} stopped after a failure`))),
+      exit: (code) => (code === 0 ? resolve() : reject(new StopIncomplete(options.what))),
     });
     options.died?.catch(reject);
   });

@@ -51,7 +51,8 @@ export interface ProductRuntime {
   /** Liveness (no stage died) and readiness (the transport and, where used, the datastore answer). */
   health(): Promise<HealthReport>;
   status(): Promise<StatusDocument>;
-  stop(): Promise<void>;
+  /** Everything, upstream first; `drainMs` overrides each stage's drain budget (see NeonPipeline.stop). */
+  stop(drainMs?: number): Promise<void>;
 }
 
 /**
@@ -77,10 +78,10 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
   let api: ApiServer | undefined;
   let metrics: MetricsServer | undefined;
   let retention: NodeJS.Timeout | undefined;
-  const stop = async (): Promise<void> => {
+  const stop = async (drainMs?: number): Promise<void> => {
     clearInterval(retention);
     await api?.close();
-    await pipeline?.stop();
+    await pipeline?.stop(drainMs);
     await metrics?.close();
     await chat?.close();
     await embedder.close();

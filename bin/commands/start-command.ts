@@ -213,7 +213,13 @@ export function registerStartCommand(program: Command): void {
         reporter.stop();
         unsubscribe();
         await news.stop();
-        await runtime.stop();
+        // Embedded, every record and index lives in this process and ends with it: draining in-flight
+        // work would only delay the exit. On Kafka + Elasticsearch, drain and commit.
+        if (flags.cluster) await runtime.stop();
+        else {
+          out('embedded mode: nothing outlives this process, so in-flight work is dropped, not drained');
+          await runtime.stop(0);
+        }
         removeRunRecord(process.pid);
         await stopOwnInfra();
       };

@@ -182,7 +182,7 @@ export class OnnxInferencePool {
   /** `rows × dimensions` floats: one unit vector per row. */
   run(batch: TokenBatch): Promise<Float32Array> {
     if (this.#closed) {
-      return Promise.reject(new EmbedderError('embedder_unavailable', 'the local embedder is closed', false));
+      return Promise.reject(new EmbedderError('embedder_unavailable', 'the local embedder is closed', true));
     }
     if (this.#slots.length === 0) {
       return Promise.reject(new EmbedderError('embedder_unavailable', 'no inference worker is running', false));
@@ -205,9 +205,20 @@ export class OnnxInferencePool {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const closing = new EmbedderError('embedder_unavailable', 'the local embedder was closed', false);
+    const closing = new EmbedderError('embedder_unavailable', 'the local embedder was closed', true);
     for (const job of this.#queue.splice(0)) job.reject(closing);
     const slots = this.#slots.splice(0);
+    // A worker terminated in the middle of a run aborts the whole process in onnxruntime's native
+    // code, so let each finish the batch it is on (a fraction of a second), within a bound.
+    const idle = (slot: Slot): Promise<void> =>
+      new Promise((resolve) => {
+        const check = (): void => {
+          if (slot.job === undefined) resolve();
+          else setTimeout(check, 10);
+        };
+        check();
+      });
+    await Promise.race([Promise.all(slots.map(idle)), new Promise((resolve) => setTimeout(resolve, 5_000))]);
     for (const slot of slots) slot.job?.reject(closing);
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }

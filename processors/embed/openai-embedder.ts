@@ -174,7 +174,7 @@ export class OpenAiEmbedder implements Embedder {
   }
 
   async #withSlot<T>(task: () => Promise<T>): Promise<T> {
-    if (this.#closed) throw new EmbedderError('embedder_unavailable', 'the embedder is closed', false);
+    if (this.#closed) throw new EmbedderError('embedder_unavailable', 'the embedder is closed', true);
     if (this.#active >= this.#concurrency) {
       if (this.#waiting.length >= this.#maxQueued) {
         throw new EmbedderError(

@@ -60,8 +60,8 @@ export function stageWithTails<Extra extends object>(
     ...extra,
     done,
     stats: () => stage.stats(),
-    stop: async () => {
-      await stage.stop();
+    stop: async (drainMs?: number) => {
+      await stage.stop(drainMs);
       await stopTails();
     },
   };

@@ -221,6 +221,36 @@ describe('startStage on the embedded transport', () => {
     expect(committed(transport)[0]).toBe(40n);
   });
 
+  it('stopped without a drain, gives in-flight records up uncommitted: no dead letters, no failure', async () => {
+    const transport = await setup(1, 20);
+    // The processor waits on something the shutdown closes (a model, a client), which then refuses.
+    let closeDependency!: () => void;
+    const closed = new Promise<void>((resolve) => (closeDependency = resolve));
+    const logged: string[] = [];
+    const stage = await startStage(
+      transport,
+      baseConfig(new MemorySink(), {
+        maxInFlight: 5,
+        process: async () => {
+          await closed;
+          throw new StageError('processor_rejected', 'the dependency was closed', 'echo');
+        },
+        log: (level, message) => void logged.push(`${level} ${message}`),
+      }),
+    );
+    await waitFor(() => stage.stats().inFlight === 5);
+    await stage.stop(0);
+    closeDependency();
+    await stage.done;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(transport.broker.read(DEAD_LETTER_TOPIC, 0, 0n)).toEqual([]);
+    // Nothing committed past the first record (0 or no commit at all): all 20 come back next run.
+    expect(committed(transport)[0]).toBeLessThanOrEqual(0n);
+    expect(stage.stats().deadLettered).toBe(0);
+    expect(logged.filter((line) => line.startsWith('error'))).toEqual([]);
+    expect(logged.filter((line) => line.includes('given up at stop'))).toHaveLength(5);
+  });
+
   it('gives timers and I/O a turn while a CPU-heavy processor works through a backlog', async () => {
     // On Kafka a loop held for a whole fetched batch means no heartbeat: past the session timeout
     // the member is expelled and its uncommitted records are processed again elsewhere.
