@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- query [--sizes 10000,100000,1000000] [--queries 200] [--k 10] [--force-merge]`: retrieval latency per
+ * `npm run bench -- query [--sizes 10000,100000,1000000] [--queries 200] [--k 10] [--as-filled]`: retrieval latency per
  * strategy on real Elasticsearch, next to the raw Elasticsearch kNN + date filter on the same index
  * in the same run (the ceiling).
  *
@@ -9,6 +9,11 @@
  * them as they are, so what is timed is retrieval (filters, one or two kNN searches, reranking, the
  * citation lookup), not the model. Latencies are wall-clock per request, one request at a time; the
  * raw query and the strategies are interleaved query by query, in rotating order.
+ *
+ * The datastore is searched as the product keeps it: the product's maintenance merges every finished
+ * month into one segment (streams/month-compactor.ts), so every month but the newest — the one news
+ * is still arriving in — is merged before timing. `--as-filled` times the indices as the fast fill
+ * left them instead (hundreds of segments per month, as no long-running deployment has them).
  *
  * Writes `bench/results/query.json` as `{"runs": [{n, strategy, p50_ms, p95_ms, p99_ms, raw_p95_ms, ratio}]}`.
  */
@@ -31,7 +36,7 @@ const { values: args } = parseArgs({
     sizes: { type: 'string', default: '10000,100000,1000000' },
     queries: { type: 'string', default: '200' },
     k: { type: 'string', default: '10' },
-    'force-merge': { type: 'boolean', default: false },
+    'as-filled': { type: 'boolean', default: false },
   },
 });
 const SIZES = args.sizes.split(',').map(Number);
@@ -109,13 +114,6 @@ const infra = await acquireTestInfrastructure(process.env, (line) => console.err
 const baseEs = createElasticsearchClient({ url: infra.elasticsearchUrl });
 const es =
   Object.keys(infra.elasticsearchHeaders).length === 0 ? baseEs : baseEs.child({ headers: infra.elasticsearchHeaders });
-// A force merge of a large index takes minutes; the client's transport gives up on a silent socket at
-// its own request timeout, whatever a single call asks for, so merges get a client of their own.
-const baseMergeEs = createElasticsearchClient({ url: infra.elasticsearchUrl }, { requestTimeoutMs: 3_600_000 });
-const mergeEs =
-  Object.keys(infra.elasticsearchHeaders).length === 0
-    ? baseMergeEs
-    : baseMergeEs.child({ headers: infra.elasticsearchHeaders });
 const runs: {
   n: number;
   strategy: string;
@@ -134,20 +132,23 @@ try {
       const indexStarted = performance.now();
       await fill(es, prefix, n);
       const indexSeconds = (performance.now() - indexStarted) / 1000;
+      const datastore = new ElasticsearchDatastore({ es, prefix });
+      const filled = await datastore.monthStats('interactions');
       let mergeSeconds = 0;
-      if (args['force-merge']) {
-        // A long-lived index has few segments; a freshly filled one has many, and kNN searches each one.
+      if (!args['as-filled']) {
+        // What the product's maintenance does once each month is over and quiet; the newest month is
+        // the one being written to, and stays as the fill left it.
+        const finished = filled.slice(0, -1).map((month) => month.index);
         const mergeStarted = performance.now();
-        await mergeEs.indices.forcemerge(
-          { index: `${datastoreNames('interactions', prefix).indexPrefix}*`, max_num_segments: 1 },
-          { requestTimeout: 3_600_000, maxRetries: 0 },
-        );
+        for (const index of finished) await datastore.compact(index);
+        for (;;) {
+          const months = await datastore.monthStats('interactions');
+          if (months.every((month) => !finished.includes(month.index) || month.segments === 1)) break;
+          await new Promise((resolve) => setTimeout(resolve, 2_000));
+        }
         mergeSeconds = (performance.now() - mergeStarted) / 1000;
       }
-      const segments = await es.cat.segments({
-        index: `${datastoreNames('interactions', prefix).indexPrefix}*`,
-        format: 'json',
-      });
+      const searched = await datastore.monthStats('interactions');
       let current: Float32Array = new Float32Array(DIMS);
       const embedder: Embedder = {
         model: 'bench-random-384',
@@ -155,7 +156,7 @@ try {
         embed: (texts) => Promise.resolve(texts.map(() => current)),
         close: () => Promise.resolve(),
       };
-      const retriever = new Retriever({ datastore: new ElasticsearchDatastore({ es, prefix }), embedder });
+      const retriever = new Retriever({ datastore, embedder });
       const queries = Array.from({ length: QUERIES }, () => ({
         vector: unitVector(),
         tq: START + Math.floor((0.1 + random() * 0.9) * SPAN_DAYS * DAY_MS),
@@ -228,8 +229,11 @@ try {
       detail.push({
         n,
         index_seconds: Math.round(indexSeconds),
-        force_merge_seconds: Math.round(mergeSeconds),
-        segments: segments.length,
+        months: searched.length,
+        segments_as_filled: filled.reduce((sum, month) => sum + month.segments, 0),
+        merge_seconds: Math.round(mergeSeconds),
+        segments_searched: searched.reduce((sum, month) => sum + month.segments, 0),
+        segments_in_newest_month: searched.at(-1)?.segments ?? 0,
         raw_p50_ms: percentile(rawTimes, 50),
         raw_p99_ms: percentile(rawTimes, 99),
       });
@@ -242,7 +246,6 @@ try {
     }
   }
 } finally {
-  await mergeEs.close();
   await es.close();
   await infra.release();
 }

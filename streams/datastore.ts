@@ -9,6 +9,8 @@ import type { DatastoreKind, EmbeddingSpec } from '../schemas/elasticsearch/data
 import type { IndexRequest } from './elasticsearch-bulk-sink.js';
 import type { Sink } from './sink.js';
 
+const DAY_MS = 86_400_000;
+
 export type { DatastoreKind, EmbeddingSpec } from '../schemas/elasticsearch/datastore-templates.js';
 export type { IndexRequest } from './elasticsearch-bulk-sink.js';
 
@@ -46,6 +48,27 @@ export interface DocumentFilter {
   ids?: readonly string[];
 }
 
+/**
+ * The earliest and latest publish time (ms, inclusive; ±Infinity where open) a filter lets through, so
+ * that whole monthly indices outside them can be skipped.
+ */
+export function timeBounds(filter: DocumentFilter): { from: number; to: number } {
+  let from = -Infinity;
+  let to = Infinity;
+  const dayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+  if (filter.publishedFrom !== undefined) from = Math.max(from, filter.publishedFrom);
+  if (filter.publishedTo !== undefined) to = Math.min(to, filter.publishedTo);
+  if (filter.day !== undefined) {
+    from = Math.max(from, dayStart(filter.day));
+    to = Math.min(to, dayStart(filter.day) + DAY_MS - 1);
+  }
+  if (filter.days !== undefined) {
+    from = Math.max(from, dayStart(filter.days.from));
+    to = Math.min(to, dayStart(filter.days.to) + DAY_MS - 1);
+  }
+  return { from, to };
+}
+
 export interface NearestRequest {
   kinds: readonly DatastoreKind[];
   vector: readonly number[];
@@ -74,6 +97,16 @@ export interface HistogramBucket {
   /** Bucket start, ms since the epoch (UTC). */
   start: number;
   count: number;
+}
+
+/** A monthly index, as maintenance sees it. */
+export interface MonthStats {
+  index: string;
+  /** The month's first instant (UTC ms). */
+  month: number;
+  docs: number;
+  /** Lucene segments of its primary; a kNN search walks one HNSW graph per segment. */
+  segments: number;
 }
 
 export interface DatastoreWriterOptions {
@@ -131,6 +164,13 @@ export interface Datastore {
   writer(options: DatastoreWriterOptions): Sink<IndexRequest>;
   /** The monthly indices of a datastore, oldest first. */
   months(kind: DatastoreKind): Promise<string[]>;
+  /** Documents and segments of each monthly index, oldest first (maintenance). */
+  monthStats(kind: DatastoreKind): Promise<MonthStats[]>;
+  /**
+   * Starts merging a monthly index into one segment and returns without waiting for the merge,
+   * which runs inside the store (minutes for a million vectors). Searches stay correct throughout.
+   */
+  compact(index: string): Promise<void>;
   /** Retention: drops the monthly indices whose whole month lies before `keepFrom`; returns them. */
   dropMonthsBefore(kind: DatastoreKind, keepFrom: number): Promise<string[]>;
   /** Removes both datastores and their templates (tests, benchmarks, `--reset`). */

@@ -2,6 +2,7 @@ import type { Client } from '@elastic/elasticsearch';
 import {
   datastoreNames,
   datastoreTemplate,
+  monthEnd,
   monthOfIndex,
   type DatastoreKind,
   type EmbeddingSpec,
@@ -72,10 +73,7 @@ export async function dropMonthsBefore(
   const names = datastoreNames(kind, prefix);
   const dropped: string[] = [];
   for (const index of await monthlyIndices(client, kind, prefix)) {
-    const month = monthOfIndex(names, index)!;
-    const next = new Date(month);
-    next.setUTCMonth(next.getUTCMonth() + 1);
-    if (next.getTime() <= keepFrom) {
+    if (monthEnd(monthOfIndex(names, index)!) <= keepFrom) {
       await client.indices.delete({ index });
       dropped.push(index);
     }

@@ -1,18 +1,22 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import {
   datastoreNames,
+  monthIndexExpressions,
+  monthOfIndex,
   type DatastoreKind,
   type EmbeddingSpec,
 } from '../schemas/elasticsearch/datastore-templates.js';
 import {
   DatastoreUnavailable,
   RetrievalTimeout,
+  timeBounds,
   type Datastore,
   type DatastoreWriterOptions,
   type DocumentFilter,
   type HistogramBucket,
   type HistogramRequest,
   type ListRequest,
+  type MonthStats,
   type NearestRequest,
   type ScoredDocument,
   type StoredDocument,
@@ -127,6 +131,14 @@ export class ElasticsearchDatastore implements Datastore {
     return datastoreNames(kind, this.prefix).alias;
   }
 
+  /** What a filtered search names: only the months the filter's time bounds reach, where they are bounded. */
+  private targets(kinds: readonly DatastoreKind[], filter: DocumentFilter): string {
+    const { from, to } = timeBounds(filter);
+    return kinds
+      .flatMap((kind) => monthIndexExpressions(datastoreNames(kind, this.prefix), from, to) ?? [this.alias(kind)])
+      .join(',');
+  }
+
   async prepare(embedding: EmbeddingSpec): Promise<void> {
     await ensureDatastores(this.es, embedding, {
       prefix: this.prefix,
@@ -161,7 +173,7 @@ export class ElasticsearchDatastore implements Datastore {
     const response = await this.es
       .search<Source>(
         {
-          index: request.kinds.map((kind) => this.alias(kind)).join(','),
+          index: this.targets(request.kinds, request.filter),
           knn: {
             field: 'embedding',
             query_vector: [...request.vector],
@@ -191,7 +203,7 @@ export class ElasticsearchDatastore implements Datastore {
     const response = await this.es
       .search<Source>(
         {
-          index: this.alias(request.kind),
+          index: this.targets([request.kind], request.filter),
           query: { bool: { filter: filterClauses(request.filter) } },
           ...(request.order === 'newest' ? { sort: [{ published_at: 'desc' as const }, { id: 'asc' as const }] } : {}),
           size: request.limit,
@@ -212,7 +224,7 @@ export class ElasticsearchDatastore implements Datastore {
     const response = await this.es
       .search(
         {
-          index: this.alias(request.kind),
+          index: this.targets([request.kind], request.filter),
           size: 0,
           query: { bool: { filter: filterClauses(request.filter) } },
           aggs: {
@@ -256,6 +268,25 @@ export class ElasticsearchDatastore implements Datastore {
 
   months(kind: DatastoreKind): Promise<string[]> {
     return monthlyIndices(this.es, kind, this.prefix);
+  }
+
+  async monthStats(kind: DatastoreKind): Promise<MonthStats[]> {
+    const names = datastoreNames(kind, this.prefix);
+    const response = await this.es.indices.stats({ index: `${names.indexPrefix}*`, metric: ['docs', 'segments'] });
+    return Object.entries(response.indices ?? {})
+      .flatMap(([index, stats]) => {
+        const month = monthOfIndex(names, index);
+        if (month === undefined) return [];
+        return [
+          { index, month, docs: stats.primaries?.docs?.count ?? 0, segments: stats.primaries?.segments?.count ?? 0 },
+        ];
+      })
+      .sort((a, b) => a.month - b.month);
+  }
+
+  async compact(index: string): Promise<void> {
+    // Not waited for: a merge of a large month outlasts any HTTP timeout; the store runs one at a time.
+    await this.es.indices.forcemerge({ index, max_num_segments: 1, wait_for_completion: false });
   }
 
   dropMonthsBefore(kind: DatastoreKind, keepFrom: number): Promise<string[]> {

@@ -2,6 +2,7 @@ import { publishedDay } from '../processors/index-documents.js';
 import {
   datastoreNames,
   datastoreTemplate,
+  monthEnd,
   monthOfIndex,
   type DatastoreKind,
   type EmbeddingSpec,
@@ -9,11 +10,13 @@ import {
 import {
   type Datastore,
   type DatastoreWriterOptions,
+  timeBounds,
   type DocumentFilter,
   type HistogramBucket,
   type HistogramRequest,
   type IndexRequest,
   type ListRequest,
+  type MonthStats,
   type NearestRequest,
   type ScoredDocument,
   type StoredDocument,
@@ -66,30 +69,6 @@ function passes(entry: Entry, filter: DocumentFilter): boolean {
   if (filter.entityId !== undefined && !(entry.document.entity_ids ?? []).includes(filter.entityId)) return false;
   if (filter.ids !== undefined && !filter.ids.includes(entry.document.id)) return false;
   return true;
-}
-
-/** The first and last month a filter can match, so whole monthly indices can be skipped. */
-function monthBounds(filter: DocumentFilter): { from: number; to: number } {
-  let from = -Infinity;
-  let to = Infinity;
-  const dayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);
-  if (filter.publishedFrom !== undefined) from = Math.max(from, filter.publishedFrom);
-  if (filter.publishedTo !== undefined) to = Math.min(to, filter.publishedTo);
-  if (filter.day !== undefined) {
-    from = Math.max(from, dayStart(filter.day));
-    to = Math.min(to, dayStart(filter.day) + DAY_MS - 1);
-  }
-  if (filter.days !== undefined) {
-    from = Math.max(from, dayStart(filter.days.from));
-    to = Math.min(to, dayStart(filter.days.to) + DAY_MS - 1);
-  }
-  return { from, to };
-}
-
-function monthEnd(monthStart: number): number {
-  const next = new Date(monthStart);
-  next.setUTCMonth(next.getUTCMonth() + 1);
-  return next.getTime();
 }
 
 function text(value: unknown): string | undefined {
@@ -148,7 +127,7 @@ export class EmbeddedDatastore implements Datastore {
 
   /** The entries of the months a filter can match. */
   private *candidates(kinds: readonly DatastoreKind[], filter: DocumentFilter): Iterable<Entry> {
-    const bounds = monthBounds(filter);
+    const bounds = timeBounds(filter);
     for (const kind of kinds) {
       const names = datastoreNames(kind, this.prefix);
       for (const index of this.monthsOf(kind)) {
@@ -273,6 +252,23 @@ export class EmbeddedDatastore implements Datastore {
 
   months(kind: DatastoreKind): Promise<string[]> {
     return Promise.resolve(this.monthsOf(kind));
+  }
+
+  /** Held in memory, a month has no segments to merge: one each, and nothing for `compact` to do. */
+  monthStats(kind: DatastoreKind): Promise<MonthStats[]> {
+    const names = datastoreNames(kind, this.prefix);
+    return Promise.resolve(
+      this.monthsOf(kind).map((index) => ({
+        index,
+        month: monthOfIndex(names, index)!,
+        docs: this.indices.get(index)!.size,
+        segments: 1,
+      })),
+    );
+  }
+
+  compact(): Promise<void> {
+    return Promise.resolve();
   }
 
   dropMonthsBefore(kind: DatastoreKind, keepFrom: number): Promise<string[]> {

@@ -11,12 +11,16 @@ import type { Datastore } from '../../streams/datastore.js';
 import { createMetricsRegistry } from '../../streams/metrics.js';
 import { healthFrom } from '../../streams/health-checks.js';
 import { startMetricsServer, type HealthReport, type MetricsServer } from '../../streams/metrics-server.js';
+import { MonthCompactor } from '../../streams/month-compactor.js';
 import { startNeonPipeline, type NeonPipeline } from '../../streams/neon-pipeline.js';
 import type { StageLogger } from '../../streams/run-stage.js';
 import { STAGE_NAMES, stageDescriptor, type StageName } from '../../streams/stage-catalog.js';
 import { TOPICS } from '../../streams/topics.js';
 import type { Transport } from '../../streams/transport.js';
 import type { ProductConfig } from './product-config.js';
+
+/** How often retention and month merging run (a month is merged after a whole interval without writes). */
+const MAINTENANCE_INTERVAL_MS = 3_600_000;
 
 export interface ProductRuntimeOptions {
   mode: 'embedded' | 'cluster';
@@ -77,9 +81,9 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
   let pipeline: NeonPipeline | undefined;
   let api: ApiServer | undefined;
   let metrics: MetricsServer | undefined;
-  let retention: NodeJS.Timeout | undefined;
+  let maintenance: NodeJS.Timeout | undefined;
   const stop = async (drainMs?: number): Promise<void> => {
-    clearInterval(retention);
+    clearInterval(maintenance);
     await api?.close();
     await pipeline?.stop(drainMs);
     await metrics?.close();
@@ -182,23 +186,37 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
         health,
       });
     }
-    const retentionDays = config.retentionDays;
-    if (
-      retentionDays !== undefined &&
-      (running.stages.has('index-chunks') || running.stages.has('index-interactions'))
-    ) {
-      // Whole months past the retention go (the integ-test Elasticsearch has no ILM); dropping an
-      // index twice is harmless, so every indexing replica may do it.
-      const enforce = async (): Promise<void> => {
-        const keepFrom = Date.now() - retentionDays * 86_400_000;
-        for (const kind of ['chunks', 'interactions'] as const) {
-          const dropped = await datastore.dropMonthsBefore(kind, keepFrom).catch(() => []);
-          if (dropped.length > 0) options.say(`retention: dropped ${dropped.join(', ')}`);
+    // Maintenance of the months this process indexes, at start and then hourly: retention drops
+    // whole months past it (the integ-test Elasticsearch has no ILM), and finished months are merged
+    // into one segment (see MonthCompactor). Both are harmless to repeat, so every replica may run them.
+    const indexed = (['chunks', 'interactions'] as const).filter((kind) => running.stages.has(`index-${kind}`));
+    if (indexed.length > 0) {
+      const retentionDays = config.retentionDays;
+      const compactor = new MonthCompactor(datastore, indexed);
+      const maintain = async (): Promise<void> => {
+        if (retentionDays !== undefined) {
+          const keepFrom = Date.now() - retentionDays * 86_400_000;
+          for (const kind of ['chunks', 'interactions'] as const) {
+            const dropped = await datastore.dropMonthsBefore(kind, keepFrom).catch(() => []);
+            if (dropped.length > 0) options.say(`retention: dropped ${dropped.join(', ')}`);
+          }
         }
+        const pass = await compactor.pass().catch((error: unknown) => {
+          options.say(`maintenance: could not merge finished months (${String(error)}); trying again in an hour`);
+          return { merging: [], unmerged: [] };
+        });
+        if (pass.unmerged.length > 0) {
+          options.say(
+            `maintenance: ${pass.unmerged.join(', ')} still not merged an hour after asking (is the merge refused? ` +
+              'the indexer key needs the maintenance privilege); asking again',
+          );
+        }
+        if (pass.merging.length > 0)
+          options.say(`maintenance: merging ${pass.merging.join(', ')} into one segment each`);
       };
-      await enforce();
-      retention = setInterval(() => void enforce(), 3_600_000);
-      retention.unref();
+      await maintain();
+      maintenance = setInterval(() => void maintain(), MAINTENANCE_INTERVAL_MS);
+      maintenance.unref();
     }
     return { pipeline, embedder, chat, api, metrics, registry, health, status, stop };
   } catch (error) {

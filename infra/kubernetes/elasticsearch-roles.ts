@@ -29,7 +29,9 @@ function datastorePatterns(prefix: string): string[] {
  * - `write`: `_bulk` indexing (and partial-document updates);
  * - `read`: the readiness probe's `_count`;
  * - `view_index_metadata`: listing the monthly indices (`_resolve/index`) for retention;
- * - `delete_index`: retention drops whole months.
+ * - `delete_index`: retention drops whole months;
+ * - `monitor`: each month's document and segment counts (`_stats`), which tell when a month is quiet;
+ * - `maintenance`: merging a finished month into one segment (`_forcemerge`).
  * Not `manage`, which would also allow changing settings and mappings, closing, shrinking… indices.
  *
  * Query service (`neon-query`):
@@ -42,7 +44,20 @@ export function serviceRoles(prefix = 'neon'): Record<ServiceRole, RoleDescripto
   return {
     indexer: {
       cluster: ['manage_index_templates'],
-      indices: [{ names, privileges: ['auto_configure', 'write', 'read', 'view_index_metadata', 'delete_index'] }],
+      indices: [
+        {
+          names,
+          privileges: [
+            'auto_configure',
+            'write',
+            'read',
+            'view_index_metadata',
+            'delete_index',
+            'monitor',
+            'maintenance',
+          ],
+        },
+      ],
     },
     query: {
       cluster: [],

@@ -41,6 +41,60 @@ export function monthOfIndex(names: DatastoreNames, index: string): number | und
   return Date.UTC(Number(match[1]), Number(match[2]) - 1, 1);
 }
 
+/** The first instant (UTC ms) after the month that starts at `monthStart`. */
+export function monthEnd(monthStart: number): number {
+  const next = new Date(monthStart);
+  next.setUTCMonth(next.getUTCMonth() + 1);
+  return next.getTime();
+}
+
+/** Longest index list a search names before it falls back to the alias (the request line has a limit). */
+const MAX_EXPRESSIONS_LENGTH = 2_000;
+/** Longest time range whose months are named one by one. */
+const MAX_LISTED_MONTHS = 24;
+
+/**
+ * Index expressions that cover every monthly index from `from`'s month to `to`'s month (UTC ms;
+ * `from` may be -Infinity) and none after `to`'s, so that a search skips the months its time filter
+ * rules out — Elasticsearch's own pre-filter does not look inside a kNN filter, and an as-of question
+ * early in the data would otherwise walk the HNSW graphs of every later month too. Short ranges are
+ * named month by month; a range open to the past names the months of `to`'s year and covers earlier
+ * years with one wildcard per leading digit run (`neon-chunks-1*`, `neon-chunks-200*`, …,
+ * `neon-chunks-2023*`). Undefined where the range is open to the future, or the list would be too
+ * long: search the alias.
+ */
+export function monthIndexExpressions(names: DatastoreNames, from: number, to: number): string[] | undefined {
+  if (!Number.isFinite(to) || from > to) return undefined;
+  const end = new Date(to);
+  const year = end.getUTCFullYear();
+  if (year < 1000 || year > 9999) return undefined;
+  const month = (t: number): string => {
+    const date = new Date(t);
+    return `${names.indexPrefix}${date.getUTCFullYear()}.${String(date.getUTCMonth() + 1).padStart(2, '0')}`;
+  };
+  const expressions: string[] = [];
+  const listed = Number.isFinite(from)
+    ? (year - new Date(from).getUTCFullYear()) * 12 + end.getUTCMonth() - new Date(from).getUTCMonth() + 1
+    : Infinity;
+  if (listed <= MAX_LISTED_MONTHS) {
+    const cursor = new Date(Date.UTC(new Date(from).getUTCFullYear(), new Date(from).getUTCMonth(), 1));
+    for (let i = 0; i < listed; i++) {
+      expressions.push(month(cursor.getTime()));
+      cursor.setUTCMonth(cursor.getUTCMonth() + 1);
+    }
+  } else {
+    for (let m = 0; m <= end.getUTCMonth(); m++) expressions.push(month(Date.UTC(year, m, 1)));
+    // Every four-digit year before `year`: those sharing its first i digits and a smaller next one.
+    const digits = String(year);
+    for (let i = 0; i < 4; i++) {
+      for (let d = i === 0 ? 1 : 0; d < Number(digits[i]); d++) {
+        expressions.push(`${names.indexPrefix}${digits.slice(0, i)}${d}*`);
+      }
+    }
+  }
+  return expressions.join(',').length <= MAX_EXPRESSIONS_LENGTH ? expressions : undefined;
+}
+
 export interface EmbeddingSpec {
   model: string;
   dimensions: number;

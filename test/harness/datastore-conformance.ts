@@ -7,6 +7,7 @@ import { datastoreNames, monthlyIndex } from '../../schemas/elasticsearch/datast
 import type { Chunk, Interaction } from '../../schemas/records.generated.js';
 import type { Datastore } from '../../streams/datastore.js';
 import { DatastoreMismatchError } from '../../streams/datastores.js';
+import { MonthCompactor } from '../../streams/month-compactor.js';
 import { StageError } from '../../streams/stage-error.js';
 import { Retriever } from '../../service/retrieve.js';
 import { startApiServer, type ApiServer } from '../../service/api-server.js';
@@ -457,6 +458,45 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       const prefix = datastore.prefix;
       expect(gone).toEqual([`${prefix}-interactions-2023.08`]);
       expect(await datastore.months('interactions')).toEqual([`${prefix}-interactions-2023.09`]);
+    });
+
+    it('merges a finished month that nothing writes to into one segment, and leaves the others', async () => {
+      const names = datastoreNames('interactions', datastore.prefix);
+      const october = Date.UTC(2023, 9, 10);
+      const index = monthlyIndex(names, october);
+      // Two writes, each made visible on its own: two segments on Elasticsearch.
+      for (const id of ['m1', 'm2']) {
+        const writer = datastore.writer({ stage: 'conformance', lingerMs: 1, refresh: 'wait_for' });
+        await writer.write({ index, id, document: interactionDocument(interaction(id, october), at(0.5), MODEL, TQ) });
+        await writer.close();
+      }
+      const before = (await datastore.monthStats('interactions')).find((month) => month.index === index);
+      expect(before).toMatchObject({ index, month: Date.UTC(2023, 9, 1), docs: 2 });
+      const segmented = before!.segments > 1;
+      expect(segmented).toBe(datastore.kind === 'elasticsearch');
+
+      const compactor = new MonthCompactor(datastore, ['interactions']);
+      // In October the month is not over; the first pass only takes note of what each month holds.
+      expect((await compactor.pass(Date.UTC(2023, 9, 20))).merging).toEqual([]);
+      expect((await compactor.pass(Date.UTC(2023, 9, 21))).merging).toEqual([]);
+      // Over, and nothing written since the last pass: merged, where there is anything to merge.
+      expect((await compactor.pass(Date.UTC(2023, 10, 2))).merging).toEqual(segmented ? [index] : []);
+      let segments = before!.segments;
+      for (let attempt = 0; attempt < 100 && segments > 1; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        segments = (await datastore.monthStats('interactions')).find((month) => month.index === index)!.segments;
+      }
+      expect(segments).toBe(1);
+      // Nothing more to do; the documents are all there and found.
+      expect((await compactor.pass(Date.UTC(2023, 10, 3))).merging).toEqual([]);
+      const found = await datastore.list({
+        kind: 'interactions',
+        filter: { ids: ['m1', 'm2'] },
+        order: 'newest',
+        limit: 10,
+        timeoutMs: 5_000,
+      });
+      expect(found.map((d) => d.id).sort()).toEqual(['m1', 'm2']);
     });
   });
 }
