@@ -149,8 +149,11 @@ export function createRecordSource(transport: Transport, options: RecordSourceOp
       gate.close();
       consumer.pause();
       while (gate.inFlight > 0 && Date.now() < deadline) await sleep(20);
-      if (gate.inFlight > 0)
-        log('warn', 'stopped with records in flight; they will be redelivered', { inFlight: gate.inFlight });
+      if (gate.inFlight > 0) {
+        // Only a broker keeps what was not committed; the embedded log ends with the process.
+        const fate = transport.kind === 'kafka' ? 'they will be redelivered' : 'they end with the process';
+        log('warn', `stopped with records in flight; ${fate}`, { inFlight: gate.inFlight });
+      }
       if (commitTimer) clearInterval(commitTimer);
       await committing;
       await commit();

@@ -270,7 +270,7 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
     } catch (error) {
       item.abandon();
       if (error instanceof AbandonedAtStop) {
-        log('info', 'record given up at stop; it will be redelivered', {
+        log('info', 'record given up at stop, uncommitted', {
           stage,
           code: error.failure.code,
           topic: item.record.topic,

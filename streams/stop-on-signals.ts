@@ -16,7 +16,13 @@ export const SHUTDOWN_BUDGET_MS = 30_000;
  */
 export function stopOnSignals(
   stop: () => Promise<void>,
-  options: { budgetMs?: number; exit?: (code: number) => void; log?: (line: string) => void } = {},
+  options: {
+    budgetMs?: number;
+    exit?: (code: number) => void;
+    log?: (line: string) => void;
+    /** What stopping means for this process, said when the signal arrives. */
+    stopping?: string;
+  } = {},
 ): () => void {
   const budgetMs = options.budgetMs ?? SHUTDOWN_BUDGET_MS;
   const exit = options.exit ?? ((code: number) => process.exit(code));
@@ -24,11 +30,11 @@ export function stopOnSignals(
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {
-      log(`${signal} again: still draining (at most ${budgetMs / 1000} s in all)`);
+      log(`${signal} again: still stopping (at most ${budgetMs / 1000} s in all)`);
       return;
     }
     stopping = true;
-    log(`${signal}: stopping — no new records, draining in-flight work, committing`);
+    log(`${signal}: stopping — ${options.stopping ?? 'no new records, draining in-flight work, committing'}`);
     const timer = setTimeout(() => {
       log(`shutdown did not finish within ${budgetMs / 1000} s; exiting (uncommitted work will be redelivered)`);
       exit(1);
@@ -59,11 +65,12 @@ export function stopOnSignals(
  */
 export function untilSignalled(
   stop: () => Promise<void>,
-  options: { what: string; died?: Promise<unknown>; budgetMs?: number },
+  options: { what: string; died?: Promise<unknown>; budgetMs?: number; stopping?: string },
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     stopOnSignals(stop, {
       ...(options.budgetMs === undefined ? {} : { budgetMs: options.budgetMs }),
+      ...(options.stopping === undefined ? {} : { stopping: options.stopping }),
       exit: (code) => (code === 0 ? resolve() : reject(new StopIncomplete(options.what))),
     });
     options.died?.catch(reject);

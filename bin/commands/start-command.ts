@@ -216,10 +216,7 @@ export function registerStartCommand(program: Command): void {
         // Embedded, every record and index lives in this process and ends with it: draining in-flight
         // work would only delay the exit. On Kafka + Elasticsearch, drain and commit.
         if (flags.cluster) await runtime.stop();
-        else {
-          out('embedded mode: nothing outlives this process, so in-flight work is dropped, not drained');
-          await runtime.stop(0);
-        }
+        else await runtime.stop(0);
         removeRunRecord(process.pid);
         await stopOwnInfra();
       };
@@ -233,6 +230,9 @@ export function registerStartCommand(program: Command): void {
       }
       await untilSignalled(shutdown, {
         what: 'neon start',
+        ...(flags.cluster
+          ? {}
+          : { stopping: 'embedded mode: nothing outlives this process, so in-flight work is dropped, not drained' }),
         died: Promise.all([runtime.pipeline.done, news.finished]),
       });
     });
