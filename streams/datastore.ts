@@ -5,11 +5,10 @@
  * (`embedded-datastore.ts`). The same conformance tests run against both
  * (`test/harness/datastore-conformance.ts`), so a strategy means the same thing on either.
  */
+import { DAY_MS } from '../processors/query/rank-candidates.js';
 import type { DatastoreKind, EmbeddingSpec } from '../schemas/elasticsearch/datastore-templates.js';
 import type { IndexRequest } from './elasticsearch-bulk-sink.js';
 import type { Sink } from './sink.js';
-
-const DAY_MS = 86_400_000;
 
 export type { DatastoreKind, EmbeddingSpec } from '../schemas/elasticsearch/datastore-templates.js';
 export type { IndexRequest } from './elasticsearch-bulk-sink.js';

@@ -68,22 +68,17 @@ export function monthIndexExpressions(names: DatastoreNames, from: number, to: n
   const end = new Date(to);
   const year = end.getUTCFullYear();
   if (year < 1000 || year > 9999) return undefined;
-  const month = (t: number): string => {
-    const date = new Date(t);
-    return `${names.indexPrefix}${date.getUTCFullYear()}.${String(date.getUTCMonth() + 1).padStart(2, '0')}`;
-  };
   const expressions: string[] = [];
+  const start = new Date(from);
   const listed = Number.isFinite(from)
-    ? (year - new Date(from).getUTCFullYear()) * 12 + end.getUTCMonth() - new Date(from).getUTCMonth() + 1
+    ? (year - start.getUTCFullYear()) * 12 + end.getUTCMonth() - start.getUTCMonth() + 1
     : Infinity;
   if (listed <= MAX_LISTED_MONTHS) {
-    const cursor = new Date(Date.UTC(new Date(from).getUTCFullYear(), new Date(from).getUTCMonth(), 1));
     for (let i = 0; i < listed; i++) {
-      expressions.push(month(cursor.getTime()));
-      cursor.setUTCMonth(cursor.getUTCMonth() + 1);
+      expressions.push(monthlyIndex(names, Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + i, 1)));
     }
   } else {
-    for (let m = 0; m <= end.getUTCMonth(); m++) expressions.push(month(Date.UTC(year, m, 1)));
+    for (let m = 0; m <= end.getUTCMonth(); m++) expressions.push(monthlyIndex(names, Date.UTC(year, m, 1)));
     // Every four-digit year before `year`: those sharing its first i digits and a smaller next one.
     const digits = String(year);
     for (let i = 0; i < 4; i++) {
