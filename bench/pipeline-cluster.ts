@@ -12,6 +12,7 @@ import type { Client, estypes } from '@elastic/elasticsearch';
 import type { Admin } from 'kafkajs';
 import { STAGE_CATALOG, stageDescriptor, type StageName } from '../streams/stage-catalog.js';
 import { NAME_PREFIX, TOPIC_NAMES } from '../streams/topics.js';
+import { withKafkaRetries } from '../streams/kafka-transport.js';
 import { runNeon, type CliRun } from '../test/harness/cli-process.js';
 import { committedToEnd } from '../test/harness/kafka-progress.js';
 
@@ -185,7 +186,7 @@ export async function waitCaughtUp(
 
 /** Records per partition now: where a phase ended. */
 export async function endOffsets(admin: Admin, topic: string): Promise<bigint[]> {
-  const offsets = await admin.fetchTopicOffsets(topic);
+  const offsets = await withKafkaRetries(() => admin.fetchTopicOffsets(topic));
   return offsets.sort((a, b) => a.partition - b.partition).map((o) => BigInt(o.high));
 }
 

@@ -163,7 +163,7 @@ class TopicsNotReady extends Error {
 }
 
 /** Runs an admin call again on retriable errors (stale metadata, a topic being created), with backoff. */
-async function withKafkaRetries<T>(call: () => Promise<T>, attempts = 10): Promise<T> {
+export async function withKafkaRetries<T>(call: () => Promise<T>, attempts = 10): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await call();

@@ -1,4 +1,5 @@
 import type { Admin } from 'kafkajs';
+import { withKafkaRetries } from '../../streams/kafka-transport.js';
 
 /** Progress checks shared by the integration tests and the benchmarks (no vitest here). */
 
@@ -15,8 +16,9 @@ export async function waitUntil(
 }
 
 export async function committedToEnd(admin: Admin, groupId: string, topic: string): Promise<boolean> {
-  const ends = await admin.fetchTopicOffsets(topic);
-  const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  // Polled while topics are being created and leaders elected: "not the leader" is retried, not fatal.
+  const ends = await withKafkaRetries(() => admin.fetchTopicOffsets(topic));
+  const [committed] = await withKafkaRetries(() => admin.fetchOffsets({ groupId, topics: [topic] }));
   const byPartition = new Map(committed!.partitions.map((p) => [p.partition, p.offset]));
   // An empty partition has nothing to commit: no offset (-1) is as good as the end there.
   return ends.every((end) => {
