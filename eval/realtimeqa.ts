@@ -13,7 +13,14 @@
  * - `answer_recall@k`: a top-k item's text contains the correct choice (answerable questions, as
  *   listed in `derived/answerable_question_ids.json`);
  * - `leakage`: the share of retrieved items published after the question date (must be 0);
- * - `mc_accuracy`: the choice mentioned most often in the top-k texts is the correct one (all questions).
+ * - `mc_accuracy`: the choice mentioned most often in the top-k texts is the correct one (all questions;
+ *   a tie is no answer). `mc_accuracy_<reranker>`: the same with the other answer rerankings of
+ *   `processors/query/rerank-answers.ts` (retrieval, hybrid, most recent, temporal grouping by week
+ *   and by month).
+ *
+ * Retrievals: `temporal`, `generic`, `tempralm`, `generic+around` (META's around constraint on the
+ * question's date, ±7 days, as of that date) and `generic+multihop` (a second hop along the entity
+ * graph); each over `interactions`, `chunks` and `both`.
  *
  * Writes `eval/results/realtimeqa.json` as
  * `{"strategies": {"<strategy>/<store>": {"gold_recall@5", "answer_recall@5", "leakage", "mc_accuracy", "questions"}}}`.
@@ -28,7 +35,13 @@ import { IntakeRejection } from '../processors/intake/article-input.js';
 import { canonicalUrl } from '../processors/intake/canonical-url.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
-import type { SearchRequest, Store, Strategy } from '../processors/query/search-request.js';
+import type { SearchRequest, Store, Strategy, TimeConstraint } from '../processors/query/search-request.js';
+import {
+  ANSWER_RERANKERS,
+  findAnswerMentions,
+  rerankAnswers,
+  type AnswerReranker,
+} from '../processors/query/rerank-answers.js';
 import { datastoreNames, monthlyIndex } from '../schemas/elasticsearch/datastore-templates.js';
 import type { Article } from '../schemas/records.generated.js';
 import { extractFromChunks } from '../processors/extract/extraction-plan.js';
@@ -52,6 +65,20 @@ const { values: args } = parseArgs({
   },
 });
 const K = Number(args.k);
+
+/**
+ * What is compared: NEON's temporal and generic retrieval, TempRALM, META's `around` constraint
+ * (the question's week: RealTime QA asks about the news of the week before its date) and
+ * EventRAG-style multi-hop along the entity graph, each on top of generic similarity — every one as
+ * of the question date.
+ */
+const RETRIEVALS: { name: string; strategy: Strategy; constraint: TimeConstraint; hops: number }[] = [
+  { name: 'temporal', strategy: 'temporal', constraint: 'none', hops: 1 },
+  { name: 'generic', strategy: 'generic', constraint: 'none', hops: 1 },
+  { name: 'tempralm', strategy: 'tempralm', constraint: 'none', hops: 1 },
+  { name: 'generic+around', strategy: 'generic', constraint: 'around', hops: 1 },
+  { name: 'generic+multihop', strategy: 'generic', constraint: 'none', hops: 2 },
+];
 
 interface Question {
   question_id: string;
@@ -250,13 +277,13 @@ async function main(): Promise<void> {
     const retriever = new Retriever({ datastore: new ElasticsearchDatastore({ es, prefix }), embedder, linker });
     const urlOfChunk = new Map(chunks.map((c) => [c.id, c.provenance.map((p) => canonicalUrl(p.url))]));
     const stores: Store[] = interactions.length > 0 ? ['interactions', 'chunks', 'both'] : ['chunks'];
-    for (const strategy of ['temporal', 'generic', 'tempralm'] as Strategy[]) {
+    for (const { name, strategy, constraint, hops } of RETRIEVALS) {
       for (const store of stores) {
         let goldHits = 0;
         let goldAsked = 0;
         let answerHits = 0;
         let answerAsked = 0;
-        let mcCorrect = 0;
+        const mcCorrect = new Map<AnswerReranker, number>(ANSWER_RERANKERS.map((r) => [r, 0]));
         let retrieved = 0;
         let leaked = 0;
         for (const question of evaluated) {
@@ -267,11 +294,12 @@ async function main(): Promise<void> {
             k: K,
             strategy,
             store,
-            constraint: 'none',
+            constraint,
             constraintAt: tq,
             windowDays: 7,
             alpha: 1,
             includeFuture: false,
+            hops,
           };
           const items: RetrievedItem[] = (await retriever.search(request)).items;
           retrieved += items.length;
@@ -289,22 +317,32 @@ async function main(): Promise<void> {
             answerAsked += 1;
             if (choice !== '' && texts.some((t) => t.includes(choice))) answerHits += 1;
           }
-          const counts = question.choices.map((c) => {
-            const needle = normaliseText(c);
-            return needle === '' ? 0 : texts.reduce((n, t) => n + t.split(needle).length - 1, 0);
-          });
-          const best = Math.max(...counts);
-          if (best > 0 && counts.indexOf(best) === correct) mcCorrect += 1;
+          const mentions = findAnswerMentions(
+            question.choices,
+            items.map((item) => ({ text: item.text, score: item.score, publishedAt: Date.parse(item.published_at) })),
+            normaliseText,
+          );
+          for (const reranker of ANSWER_RERANKERS) {
+            if (rerankAnswers(reranker, question.choices.length, mentions) === correct) {
+              mcCorrect.set(reranker, mcCorrect.get(reranker)! + 1);
+            }
+          }
         }
         const ratio = (a: number, b: number): number => (b === 0 ? 0 : Math.round((a / b) * 1000) / 1000);
-        results[`${strategy}/${store}`] = {
+        results[`${name}/${store}`] = {
           [`gold_recall@${K}`]: ratio(goldHits, goldAsked),
           [`answer_recall@${K}`]: ratio(answerHits, answerAsked),
           leakage: ratio(leaked, retrieved),
-          mc_accuracy: ratio(mcCorrect, evaluated.length),
+          mc_accuracy: ratio(mcCorrect.get('most_common')!, evaluated.length),
           questions: evaluated.length,
           gold_questions: goldAsked,
           answerable_questions: answerAsked,
+          ...Object.fromEntries(
+            ANSWER_RERANKERS.filter((r) => r !== 'most_common').map((r) => [
+              `mc_accuracy_${r}`,
+              ratio(mcCorrect.get(r)!, evaluated.length),
+            ]),
+          ),
         };
       }
     }
@@ -323,11 +361,16 @@ async function main(): Promise<void> {
     writeFileSync(new URL('./results/realtimeqa.json', import.meta.url), `${JSON.stringify(output, null, 2)}\n`);
     console.log(JSON.stringify(output, null, 2));
     console.log('');
-    console.log(`strategy/store            gold@${K}  answer@${K}  leakage  mc_acc`);
+    const rerankers = ANSWER_RERANKERS.filter((r) => r !== 'most_common');
+    console.log(
+      `strategy/store               gold@${K}  answer@${K}  leakage  mc_acc  ` +
+        rerankers.map((r) => r.replace('temporal_grouping', 'group').padStart(12)).join(' '),
+    );
     for (const [name, r] of Object.entries(results)) {
       console.log(
-        `${name.padEnd(24)} ${String(r[`gold_recall@${K}`]).padStart(7)} ${String(r[`answer_recall@${K}`]).padStart(9)} ` +
-          `${String(r.leakage).padStart(8)} ${String(r.mc_accuracy).padStart(7)}`,
+        `${name.padEnd(27)} ${String(r[`gold_recall@${K}`]).padStart(7)} ${String(r[`answer_recall@${K}`]).padStart(9)} ` +
+          `${String(r.leakage).padStart(8)} ${String(r.mc_accuracy).padStart(7)}  ` +
+          rerankers.map((x) => String(r[`mc_accuracy_${x}`]).padStart(12)).join(' '),
       );
     }
   } finally {

@@ -433,6 +433,11 @@ export interface Query {
   window_days: number | null;
   /** Which datastore to retrieve from. */
   datastore: Datastore;
+  /**
+   * Rounds of retrieval along the entity graph: 1 is the question alone; 2 also retrieves the
+   * events of the entities the first results connect the question to (multi-hop).
+   */
+  hops: number;
   /** When true nothing published after t_q is retrieved; false must be asked for explicitly. */
   as_of_only: boolean;
 }

@@ -1,5 +1,6 @@
 import {
   CONSTRAINTS,
+  MAX_HOPS,
   MAX_K,
   MAX_QUERY_CHARS,
   MAX_WINDOW_DAYS,
@@ -40,6 +41,13 @@ export function openApiDocument(): Record<string, unknown> {
       schema: { type: 'number', exclusiveMinimum: 0, default: 1 },
     },
     {
+      name: 'hops',
+      in: 'query',
+      description:
+        'Rounds of retrieval along the entity graph: 2 also brings the events of the entities the first results connect the question to (multi-hop).',
+      schema: { type: 'integer', minimum: 1, maximum: MAX_HOPS, default: 1 },
+    },
+    {
       name: 'include_future',
       in: 'query',
       description: 'Also return documents published after t_q (never the default).',
@@ -59,6 +67,7 @@ export function openApiDocument(): Record<string, unknown> {
       semantic_score: { type: 'number' },
       temporal_score: { type: 'number' },
       day_distance: { type: 'integer' },
+      via_entity: { type: 'string', description: 'With hops=2: the entity whose events brought this item in.' },
       entity_ids: { type: 'array', items: { type: 'string' } },
       chunk_ids: { type: 'array', items: { type: 'string' } },
       article_ids: { type: 'array', items: { type: 'string' } },

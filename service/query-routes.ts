@@ -45,6 +45,7 @@ function describe(request: SearchRequest): Record<string, unknown> {
     constraint: request.constraint,
     constraint_date: new Date(request.constraintAt).toISOString(),
     window_days: request.windowDays,
+    hops: request.hops ?? 1,
     include_future: request.includeFuture,
   };
 }

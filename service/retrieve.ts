@@ -33,6 +33,8 @@ export interface RetrievedItem {
   semantic_score: number;
   temporal_score?: number;
   day_distance?: number;
+  /** Multi-hop only: the entity whose events brought this item in (absent for the question's own hop). */
+  via_entity?: string;
   entity_ids: string[];
   subject?: { id: string; name: string };
   object?: { id: string; name: string } | null;
@@ -70,6 +72,9 @@ export interface RetrieverOptions {
 function withRoomForCopies(k: number): number {
   return Math.min(500, k * 2);
 }
+
+/** Entities followed by a second hop: EventRAG follows a few edges of the graph, not all of them. */
+const BRIDGE_ENTITIES = 2;
 
 /**
  * Runs a retrieval request against the datastores: link and reformulate (NEON §2.3), embed q′, fetch
@@ -169,13 +174,67 @@ export class Retriever {
           : rankGeneric(pool, request.k),
       );
     }
+    let via = new Map<string, string>();
+    if ((request.hops ?? 1) > 1) {
+      const first = ranked;
+      ({ ranked, via } = await time('hop', () =>
+        this.secondHop(kinds, queryVector, range, first, entities, request.k),
+      ));
+    }
     const urls = await time('cite', () => this.chunkUrls(ranked.map((r) => r.candidate.source)));
     return {
       reformulated: text,
       entities,
-      items: ranked.map((r) => this.item(r, urls)),
+      items: ranked.map((r) => this.item(r, urls, via.get(r.candidate.id))),
       timings_ms: timings,
     };
+  }
+
+  /**
+   * EventRAG-style second hop over the interaction graph (seed 003, §2.3): the entities the first
+   * results connect the question to — weighted by those results' similarity, leaving out the
+   * entities the question itself names — are followed to their own events nearest to q′, under the
+   * same time bounds (as of t_q, the constraint). The first ⌈k/2⌉ places keep the first hop's best,
+   * the bridges' events come next (most similar first), and the first hop's rest fills what remains.
+   */
+  private async secondHop(
+    kinds: DatastoreKind[],
+    vector: number[],
+    range: DocumentFilter,
+    first: Ranked<Hit>[],
+    asked: LinkedEntity[],
+    k: number,
+  ): Promise<{ ranked: Ranked<Hit>[]; via: Map<string, string> }> {
+    const own = new Set(asked.map((e) => e.id));
+    const weight = new Map<string, number>();
+    for (const r of first) {
+      const s = r.candidate.source;
+      const ids = new Set([
+        ...(s.entity_ids ?? []),
+        ...(s.subject_id ? [s.subject_id] : []),
+        ...(s.object_id ? [s.object_id] : []),
+      ]);
+      for (const id of ids) if (!own.has(id)) weight.set(id, (weight.get(id) ?? 0) + r.semantic);
+    }
+    const bridges = [...weight.entries()]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, BRIDGE_ENTITIES)
+      .map(([id]) => id);
+    const found = await Promise.all(bridges.map((id) => this.nearest(kinds, vector, k, { ...range, entityId: id })));
+    const seen = new Set(first.map((r) => r.candidate.id));
+    const via = new Map<string, string>();
+    const hop: Ranked<Hit>[] = [];
+    found.forEach((hits, i) => {
+      for (const hit of hits) {
+        if (seen.has(hit.id)) continue;
+        seen.add(hit.id);
+        via.set(hit.id, bridges[i]!);
+        hop.push({ candidate: hit, score: hit.score, semantic: hit.score });
+      }
+    });
+    hop.sort((a, b) => b.score - a.score || a.candidate.id.localeCompare(b.candidate.id));
+    const kept = Math.ceil(k / 2);
+    return { ranked: [...first.slice(0, kept), ...hop, ...first.slice(kept)].slice(0, k), via };
   }
 
   /**
@@ -268,7 +327,7 @@ export class Retriever {
     return urls;
   }
 
-  private item(ranked: Ranked<Hit>, chunkUrls: Map<string, string>): RetrievedItem {
+  private item(ranked: Ranked<Hit>, chunkUrls: Map<string, string>, viaEntity?: string): RetrievedItem {
     const s = ranked.candidate.source;
     const url =
       s.urls?.[0] ??
@@ -285,6 +344,7 @@ export class Retriever {
       semantic_score: ranked.semantic,
       ...(ranked.temporal === undefined ? {} : { temporal_score: ranked.temporal }),
       ...(ranked.dayDistance === undefined ? {} : { day_distance: ranked.dayDistance }),
+      ...(viaEntity === undefined ? {} : { via_entity: viaEntity }),
       entity_ids: s.entity_ids ?? [],
       ...(s.kind === 'interaction'
         ? {

@@ -21,8 +21,8 @@ import { renderTimeAxis } from './time-axis.js';
 /**
  * @typedef {{ n: number, id: string, kind: string, url: string | null, published_at: string }} Citation
  * @typedef {{ id: string, kind: string, text: string, published_at: string, url: string | null, score: number,
- *   semantic_score?: number, temporal_score?: number, day_distance?: number, subject?: { name: string },
- *   object?: { name: string } | null }} Item
+ *   semantic_score?: number, temporal_score?: number, day_distance?: number, via_entity?: string,
+ *   subject?: { name: string }, object?: { name: string } | null }} Item
  */
 
 /**
@@ -79,6 +79,7 @@ export class AskPanel {
     this.date = /** @type {HTMLInputElement} */ (byId('ask-date'));
     this.strategy = /** @type {HTMLSelectElement} */ (byId('ask-strategy'));
     this.store = /** @type {HTMLSelectElement} */ (byId('ask-store'));
+    this.hops = /** @type {HTMLSelectElement} */ (byId('ask-hops'));
     this.k = /** @type {HTMLInputElement} */ (byId('ask-k'));
     this.submitButton = /** @type {HTMLButtonElement} */ (byId('ask-submit'));
     this.error = byId('ask-error');
@@ -122,7 +123,14 @@ export class AskPanel {
       problems.push('The date must be YYYY-MM-DD.');
     return {
       problems,
-      params: { q, date: this.date.value, strategy: this.strategy.value, store: this.store.value, k },
+      params: {
+        q,
+        date: this.date.value,
+        strategy: this.strategy.value,
+        store: this.store.value,
+        k,
+        hops: Number(this.hops.value),
+      },
     };
   }
 
@@ -224,6 +232,7 @@ export class AskPanel {
       typeof item.day_distance === 'number'
         ? `${item.day_distance} day${item.day_distance === 1 ? '' : 's'} away`
         : null,
+      typeof item.via_entity === 'string' ? `via ${item.via_entity}` : null,
     ].filter(Boolean);
     const pair = item.subject?.name ? `${item.subject.name}${item.object?.name ? ` → ${item.object.name}` : ''}` : null;
     return h(
@@ -265,7 +274,7 @@ export class AskPanel {
       ]);
     }
     if (query.date) rows.push(['As of', formatTime(query.date)]);
-    const settings = ['strategy', 'store', 'k', 'constraint', 'window_days']
+    const settings = ['strategy', 'store', 'k', 'hops', 'constraint', 'window_days']
       .filter((name) => query[name] !== undefined)
       .map((name) => `${name.replace('_', ' ')} ${query[name]}`);
     if (settings.length > 0) rows.push(['Settings', settings.join(' · ')]);

@@ -18,6 +18,7 @@ interface AskFlags {
   store: string;
   k: string;
   windowDays: string;
+  hops: string;
   constraint: string;
   constraintDate?: string;
   includeFuture?: boolean;
@@ -61,6 +62,7 @@ export function registerAskCommand(program: Command): void {
     .option('--window-days <r>', 'temporal widening ±r days, and the half-width of --constraint around', '7')
     .option('--constraint <c>', 'none | before | after | around (relative to --constraint-date)', 'none')
     .option('--constraint-date <date>', 'anchor of --constraint; default the query time')
+    .option('--hops <n>', '2: also follow the entities the first results connect the question to (multi-hop)', '1')
     .option('--include-future', 'also retrieve what was published after the query time')
     .option('--no-link', 'do not read the entity registry from Kafka to link the question')
     .option('--api <url>', 'ask a running neon-stream (default: NEON_API_URL, or the running neon start)')
@@ -75,6 +77,7 @@ export function registerAskCommand(program: Command): void {
           store: flags.store,
           window_days: flags.windowDays,
           constraint: flags.constraint,
+          hops: flags.hops,
           ...(flags.constraintDate ? { constraint_date: flags.constraintDate } : {}),
           ...(flags.includeFuture ? { include_future: true } : {}),
         },
@@ -94,6 +97,7 @@ export function registerAskCommand(program: Command): void {
           constraint: r.constraint,
           constraint_date: new Date(r.constraintAt).toISOString(),
           include_future: String(r.includeFuture),
+          hops: String(r.hops ?? 1),
         });
         printAnswer(await callService<AnswerResult>(service, `/v1/ask?${query.toString()}`), parsed.request, flags);
         return;

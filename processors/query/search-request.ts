@@ -15,6 +15,8 @@ export type Store = (typeof STORES)[number];
 export const MAX_K = 100;
 export const MAX_QUERY_CHARS = 512;
 export const MAX_WINDOW_DAYS = 366;
+/** Rounds of retrieval along the entity graph (EventRAG's multi-hop): 1 is the question alone. */
+export const MAX_HOPS = 2;
 
 const instant = z.union([
   z.iso.datetime({ offset: true }).transform((s) => Date.parse(s)),
@@ -36,6 +38,11 @@ export const searchRequestSchema = z
     window_days: z.coerce.number().int().min(0).max(MAX_WINDOW_DAYS).default(7),
     /** TempRALM's α (scale of the temporal score before normalisation). */
     alpha: z.coerce.number().positive().max(1000).default(1),
+    /**
+     * 2: also retrieve the events of the entities the first results connect the question to
+     * (EventRAG-style multi-hop over the interaction graph), under the same time bounds.
+     */
+    hops: z.coerce.number().int().min(1).max(MAX_HOPS).default(1),
     /** Explicitly allow documents published after the query time (never the default). */
     include_future: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(false),
   })
@@ -54,6 +61,8 @@ export interface SearchRequest {
   windowDays: number;
   alpha: number;
   includeFuture: boolean;
+  /** Rounds of retrieval along the entity graph; absent means 1 (the question alone). */
+  hops?: number;
 }
 
 export type ParsedSearchRequest = { ok: true; request: SearchRequest } | { ok: false; problems: string[] };
@@ -79,6 +88,7 @@ export function parseSearchRequest(input: unknown, now: number): ParsedSearchReq
       windowDays: p.window_days,
       alpha: p.alpha,
       includeFuture: p.include_future,
+      hops: p.hops,
     },
   };
 }

@@ -1,5 +1,11 @@
 import type { ChatModel } from '../../processors/extract/chat-model.js';
-import { MAX_K, MAX_QUERY_CHARS, MAX_WINDOW_DAYS, type SearchRequest } from '../../processors/query/search-request.js';
+import {
+  MAX_HOPS,
+  MAX_K,
+  MAX_QUERY_CHARS,
+  MAX_WINDOW_DAYS,
+  type SearchRequest,
+} from '../../processors/query/search-request.js';
 import type { Answer, Query } from '../../schemas/records.generated.js';
 import { answerQuestion } from '../../service/answer-question.js';
 import { RetrievalTimeout, type Retriever } from '../../service/retrieve.js';
@@ -30,6 +36,7 @@ export function searchRequestOf(query: Query, defaultWindowDays = 7): SearchRequ
   if (query.k < 1 || query.k > MAX_K) problems.push(`k must be 1 to ${MAX_K}`);
   const windowDays = query.window_days ?? defaultWindowDays;
   if (windowDays < 0 || windowDays > MAX_WINDOW_DAYS) problems.push(`window_days must be 0 to ${MAX_WINDOW_DAYS}`);
+  if (query.hops < 1 || query.hops > MAX_HOPS) problems.push(`hops must be 1 to ${MAX_HOPS}`);
   if (problems.length > 0)
     throw new StageError('processor_rejected', `query ${query.id}: ${problems.join('; ')}`, 'query');
   return {
@@ -43,6 +50,7 @@ export function searchRequestOf(query: Query, defaultWindowDays = 7): SearchRequ
     windowDays,
     alpha: 1,
     includeFuture: !query.as_of_only,
+    hops: query.hops,
   };
 }
 

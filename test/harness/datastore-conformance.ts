@@ -10,6 +10,7 @@ import { DatastoreMismatchError } from '../../streams/datastores.js';
 import { MonthCompactor } from '../../streams/month-compactor.js';
 import { StageError } from '../../streams/stage-error.js';
 import { Retriever } from '../../service/retrieve.js';
+import { EntityLinker } from '../../processors/query/reformulate-query.js';
 import { startApiServer, type ApiServer } from '../../service/api-server.js';
 import { ChatModelError, type ChatModel } from '../../processors/extract/chat-model.js';
 import { llmConfig } from '../../processors/extract/llm-config.js';
@@ -50,6 +51,37 @@ const CORPUS: [id: string, t: number, cos: number][] = [
   ['f', TQ - 7 * DAY_MS, 0.6],
   ['g', TQ - 21 * DAY_MS, 0.85],
 ];
+
+/**
+ * For multi-hop: a small interaction graph in March 2024 (a month of its own, long after the corpus
+ * above), asked about as of HOP_TQ with the constraint "after HOP_ANCHOR", which leaves the corpus
+ * out. Acme's events name Bolt and Crane; Bolt's and Crane's own events are far from the query (low
+ * cosine), so only a hop finds them.
+ */
+const HOP_TQ = Date.UTC(2024, 2, 20, 12);
+const HOP_ANCHOR = Date.UTC(2024, 2, 5);
+const HOP_CORPUS: [id: string, t: number, cos: number, subject: string, object: string][] = [
+  ['h1', Date.UTC(2024, 2, 10), 0.8, 'Acme', 'Bolt'],
+  ['h2', Date.UTC(2024, 2, 11), 0.75, 'Acme', 'Bolt'],
+  ['h3', Date.UTC(2024, 2, 12), 0.7, 'Acme', 'Crane'],
+  ['h4', Date.UTC(2024, 2, 13), 0.2, 'Bolt', 'Delta'],
+  ['h5', Date.UTC(2024, 2, 14), 0.25, 'Crane', 'Echo'],
+  ['h6', Date.UTC(2024, 2, 15), 0.5, 'Zeta', 'Yank'],
+  ['h7', Date.UTC(2024, 2, 25), 0.1, 'Bolt', 'Delta'], // after HOP_TQ: never, not even by a hop
+  ['h8', Date.UTC(2024, 2, 3), 0.3, 'Bolt', 'Delta'], // before the anchor: outside the constraint
+];
+
+function hopInteraction(id: string, t: number, subject: string, object: string): Interaction {
+  const entity = (name: string): string => `e-${name.toLowerCase()}`;
+  return {
+    ...interaction(id, t),
+    subject_id: entity(subject),
+    subject_name: subject,
+    object_id: entity(object),
+    object_name: object,
+    text: `${subject} and ${object}, event ${id}`,
+  };
+}
 
 function interaction(id: string, t: number): Interaction {
   return {
@@ -116,6 +148,15 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
           document: chunkDocument(chunk(id, t), at(cos - 0.1), MODEL, TQ),
         }),
       ]),
+    );
+    await Promise.all(
+      HOP_CORPUS.map(([id, t, cos, subject, object]) =>
+        writer.write({
+          index: monthlyIndex(interactions, t),
+          id,
+          document: interactionDocument(hopInteraction(id, t, subject, object), at(cos), MODEL, TQ),
+        }),
+      ),
     );
     await writer.close();
     retriever = new Retriever({ datastore, embedder: queryEmbedder });
@@ -367,6 +408,48 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       ).toEqual(['f']);
     });
 
+    it('multi-hop: the events of the entities the first results lead to, under the same time bounds', async () => {
+      const linker = new EntityLinker([{ id: 'e-acme', name: 'Acme', aliases: [], mentions: 3 }]);
+      const linked = new Retriever({ datastore, embedder: queryEmbedder, linker });
+      const ask = async (hops: number, using = linked): Promise<[string, string | null][]> => {
+        const parsed = parseSearchRequest(
+          {
+            q: 'Acme news',
+            date: new Date(HOP_TQ).toISOString(),
+            k: 4,
+            strategy: 'generic',
+            constraint: 'after',
+            constraint_date: new Date(HOP_ANCHOR).toISOString(),
+            hops,
+          },
+          0,
+        );
+        if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+        return (await using.search(parsed.request)).items.map((item) => [item.id, item.via_entity ?? null]);
+      };
+      expect(await ask(1)).toEqual([
+        ['h1', null],
+        ['h2', null],
+        ['h3', null],
+        ['h6', null],
+      ]);
+      // Bridges: Bolt (h1, h2) and Crane (h3), not Acme, which the question names. Half the places
+      // keep the first hop's best; the bridges' events follow, most similar first.
+      expect(await ask(2)).toEqual([
+        ['h1', null],
+        ['h2', null],
+        ['h5', 'e-crane'],
+        ['h4', 'e-bolt'],
+      ]);
+      // Unlinked, the question's own entity is the first bridge; it brings nothing new.
+      expect(await ask(2, retriever)).toEqual([
+        ['h1', null],
+        ['h2', null],
+        ['h4', 'e-bolt'],
+        ['h3', null],
+      ]);
+    });
+
     it('chunks and both stores, with interactions cited by their chunk’s article URL', async () => {
       expect(await ids({ strategy: 'generic', store: 'chunks', k: 2 })).toEqual(['chunk-d', 'chunk-g']);
       expect(await ids({ strategy: 'generic', store: 'both', k: 2 })).toEqual(['d', 'g']);
@@ -416,7 +499,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         { start: TQ - 3 * HOUR, count: 1 },
         { start: TQ - HOUR, count: 1 },
       ]);
-      expect(await datastore.count('interactions')).toBe(CORPUS.length);
+      expect(await datastore.count('interactions')).toBe(CORPUS.length + HOP_CORPUS.length);
       expect(await datastore.count('chunks')).toBe(CORPUS.length);
       expect(await datastore.embeddingModel('chunks')).toBe(MODEL);
     });
@@ -451,13 +534,16 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       await expect(datastore.prepare({ model: 'another-model', dimensions: 8 })).rejects.toThrow(
         DatastoreMismatchError,
       );
-      // Months before August 2023 go: the 2023.08 and 2023.09 indices stay.
+      // Months before August 2023 go: the 2023.08, 2023.09 and 2024.03 indices stay.
       const dropped = await datastore.dropMonthsBefore('interactions', Date.UTC(2023, 7, 1));
       expect(dropped).toEqual([]);
       const gone = await datastore.dropMonthsBefore('interactions', Date.UTC(2023, 8, 1));
       const prefix = datastore.prefix;
       expect(gone).toEqual([`${prefix}-interactions-2023.08`]);
-      expect(await datastore.months('interactions')).toEqual([`${prefix}-interactions-2023.09`]);
+      expect(await datastore.months('interactions')).toEqual([
+        `${prefix}-interactions-2023.09`,
+        `${prefix}-interactions-2024.03`,
+      ]);
     });
 
     it('merges a finished month that nothing writes to into one segment, and leaves the others', async () => {

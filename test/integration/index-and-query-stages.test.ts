@@ -170,6 +170,7 @@ describe('index and query stages on real Kafka and Elasticsearch', () => {
       constraint_at: null,
       window_days: 60,
       datastore: 'INTERACTIONS',
+      hops: 1,
       as_of_only: true,
     });
     await producer.send(topics.queries, [

@@ -196,6 +196,7 @@ beforeAll(async () => {
     constraint_at: null,
     window_days: 60,
     datastore: 'INTERACTIONS',
+    hops: 1,
     as_of_only: true,
   };
   const asker = admin.producer();

@@ -26,7 +26,7 @@ const SCHEMA_IDS = {
   Interaction: 'Interaction@7f703d09656791a4',
   MarkedArticle: 'MarkedArticle@5216a3e269bf4e6b',
   Mention: 'Mention@36fd7338223df405',
-  Query: 'Query@7b612d6f98bbdb36',
+  Query: 'Query@03fc218fcbcde16c',
   RegistryEntity: 'RegistryEntity@241ff7d0e960c4ff',
   SpikeAlert: 'SpikeAlert@45f66189b78dc061',
 } as const;
@@ -36,6 +36,7 @@ const MARKED_ARTICLE_V1_ID = 'MarkedArticle@ab6a5d3da00e8311';
 const MENTION_V1_ID = 'Mention@548e72d021d2d441';
 const SPIKE_ALERT_V1_ID = 'SpikeAlert@2920f90411858966';
 const INTERACTION_V1_ID = 'Interaction@23f721409f0eeb33';
+const QUERY_V1_ID = 'Query@7b612d6f98bbdb36';
 
 /** The fixture as a producer on history/Article.1 would have written it. */
 const articleV1 = Object.fromEntries(
@@ -56,6 +57,7 @@ describe('schema ids', () => {
         MENTION_V1_ID,
         SPIKE_ALERT_V1_ID,
         INTERACTION_V1_ID,
+        QUERY_V1_ID,
       ].sort(),
     );
   });
@@ -144,6 +146,20 @@ describe('Interaction evolution', () => {
   it('lets a reader still on history/Interaction.1 read a current Interaction (forward)', () => {
     const current = encodeRecord('Interaction', FIXTURES.Interaction, options);
     expect(decodeWithReaderSchema(INTERACTION_V1_ID, current.value, current.headers, options)).toEqual(interactionV1);
+  });
+});
+
+describe('Query evolution', () => {
+  const queryV1 = Object.fromEntries(Object.entries(FIXTURES.Query).filter(([field]) => field !== 'hops'));
+
+  it('reads a Query written with history/Query.1 as a one-hop question (backward)', () => {
+    const old = encodeWithSchema(QUERY_V1_ID, queryV1, options);
+    expect(decodeRecord('Query', old.value, old.headers, options)).toEqual({ ...queryV1, hops: 1 });
+  });
+
+  it('lets a reader still on history/Query.1 read a current Query (forward)', () => {
+    const current = encodeRecord('Query', FIXTURES.Query, options);
+    expect(decodeWithReaderSchema(QUERY_V1_ID, current.value, current.headers, options)).toEqual(queryV1);
   });
 });
 

@@ -183,6 +183,7 @@ const query: RecordTypes['Query'] = {
   constraint_at: null,
   window_days: 3,
   datastore: 'BOTH',
+  hops: 2,
   as_of_only: true,
 };
 

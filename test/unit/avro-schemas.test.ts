@@ -99,6 +99,7 @@ describe('the schema directory', () => {
       'history/Interaction.1.avsc',
       'history/MarkedArticle.1.avsc',
       'history/Mention.1.avsc',
+      'history/Query.1.avsc',
       'history/SpikeAlert.1.avsc',
     ]);
   });
