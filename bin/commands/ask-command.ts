@@ -38,7 +38,8 @@ function printAnswer(result: AnswerResult, request: SearchRequest, flags: AskFla
   for (const c of result.citations) out(`[${c.n}] ${c.published_at.slice(0, 10)}  ${c.url ?? `(${c.kind} ${c.id})`}`);
   out();
   out(
-    `${result.items.length} items by ${request.strategy} from ${request.store} as of ` +
+    `${result.items.length} items by ${request.strategy}${(request.hops ?? 1) > 1 ? ' with a second hop' : ''} ` +
+      `from ${request.store} as of ` +
       `${spellDate(request.tq)}; q′ = "${result.reformulated}"` +
       (result.model ? `; answer by ${result.model}` : result.fallback ? `; extractive (LLM: ${result.fallback})` : ''),
   );
