@@ -21,6 +21,7 @@ import {
 } from '../schemas/elasticsearch/datastore-templates.js';
 import type { Article } from '../schemas/records.generated.js';
 import { TransportArticlePublisher } from '../streams/article-publisher.js';
+import { EmbeddingBatcher } from '../streams/embedding-batcher.js';
 import { ensureDatastores } from '../streams/datastores.js';
 import type { StageName } from '../streams/stage-catalog.js';
 import { tailTopic } from '../streams/topic-tail.js';
@@ -515,20 +516,25 @@ export async function measureStageAlone(
   }
 }
 
-/** Texts per call and calls in flight as the index stages make them (EmbeddingBatcher: ≤ 32, one each). */
-const EMBED_CALL_TEXTS = 32;
+/** Records a stage admits at once (the runtime's default in-flight bound), so texts its batcher holds. */
+const STAGE_IN_FLIGHT = 1_000;
 
+/**
+ * One index stage's embedding: its own batcher (which shapes calls for the embedder and embeds a
+ * repeated text once), fed as the stage feeds it — at most the stage's in-flight bound at a time.
+ */
 async function embedLane(embedder: Embedder, texts: readonly string[], signal: AbortSignal): Promise<void> {
-  for (let i = 0; i < texts.length; i += EMBED_CALL_TEXTS) {
+  const batcher = new EmbeddingBatcher(embedder);
+  for (let i = 0; i < texts.length; i += STAGE_IN_FLIGHT) {
     signal.throwIfAborted();
-    await embedder.embed(texts.slice(i, i + EMBED_CALL_TEXTS));
+    await Promise.all(texts.slice(i, i + STAGE_IN_FLIGHT).map((text) => batcher.embed(text)));
   }
 }
 
 /**
  * The embedder alone, on exactly what the two index stages embed (every unique-chunk record's text
- * and every interaction's dated text), called as they call it: two lanes, one call of up to 32 texts
- * in flight each. In the pipeline both index stages share one embedder, so this, not either index
+ * and every interaction's dated text), called as they call it: two lanes, each with the stages'
+ * embedding batcher (calls shaped by the embedder, a repeated text embedded once). In the pipeline both index stages share one embedder, so this, not either index
  * stage alone, is the embedding capacity the pipeline has.
  */
 export async function measureEmbedAlone(

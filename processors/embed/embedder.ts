@@ -14,6 +14,12 @@ export interface Embedder {
    * truncated, never refused. Rejects with an EmbedderError.
    */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /**
+   * How callers should hand texts over: an endpoint reached over the network is bound by its round
+   * trip and wants several calls in flight; an in-process model is bound by the CPU and wants one.
+   * Absent: one call of 32 texts at a time.
+   */
+  readonly callShape?: { textsPerCall: number; callsAtOnce: number };
   /** Releases the model or connections. */
   close(): Promise<void>;
 }

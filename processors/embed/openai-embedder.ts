@@ -95,6 +95,7 @@ export function classifyEmbeddingFailure(error: unknown): EmbedderError {
 export class OpenAiEmbedder implements Embedder {
   readonly model: string;
   readonly dimensions: number;
+  readonly callShape: { textsPerCall: number; callsAtOnce: number };
   readonly #client: OpenAI;
   readonly #requestDimensions: boolean;
   readonly #batchSize: number;
@@ -126,6 +127,8 @@ export class OpenAiEmbedder implements Embedder {
     })) {
       if (!Number.isInteger(value) || value < 1) throw new RangeError(`${key} must be a positive integer`);
     }
+    // Latency-bound: callers keep every request slot busy with full requests.
+    this.callShape = { textsPerCall: this.#batchSize, callsAtOnce: this.#concurrency };
     this.#client = new OpenAI({
       baseURL: options.baseUrl,
       // Local OpenAI-compatible servers often need no key; the client refuses to start without one.
