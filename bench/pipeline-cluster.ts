@@ -336,8 +336,12 @@ export class ArticleVisibilityProbe {
     }
   }
 
-  /** When each watched article became searchable; undefined for one that has no document at all. */
-  async settle(): Promise<Map<string, number | undefined>> {
+  /**
+   * When each watched article became findable (a search saw its first document) and complete (a
+   * search saw as many as there are in the end, M2 tuples after their batch's linger included);
+   * undefined for one that has no document at all.
+   */
+  async settle(): Promise<Map<string, { first: number; complete: number } | undefined>> {
     await pause(SETTLE_MS);
     this.stopped = true;
     await this.loop;
@@ -347,8 +351,10 @@ export class ArticleVisibilityProbe {
       this.watched.map((id) => {
         const wanted = final.get(id) ?? 0;
         if (wanted === 0) return [id, undefined];
-        const seen = this.history.get(id)?.find((change) => change.count >= wanted);
-        return [id, seen?.at ?? settledAt];
+        const changes = this.history.get(id) ?? [];
+        const complete = changes.find((change) => change.count >= wanted)?.at ?? settledAt;
+        const first = changes.find((change) => change.count > 0)?.at ?? complete;
+        return [id, { first, complete }];
       }),
     );
   }
