@@ -71,10 +71,14 @@ async function pickEntity(page: Page, typed: string, name: string): Promise<void
   await expect.poll(() => page.locator('#entity-name').innerText()).toBe(name);
 }
 
-async function ask(page: Page, fields: { q: string; date?: string; strategy?: string; store?: string; k?: number }) {
+async function ask(
+  page: Page,
+  fields: { q: string; date?: string; strategy?: string; store?: string; k?: number; hops?: 1 | 2 },
+) {
   await page.getByLabel('Question').fill(fields.q);
   await page.getByLabel('As of date (UTC)').fill(fields.date ?? '');
   await page.getByLabel('Strategy').selectOption(fields.strategy ?? 'temporal');
+  await page.getByLabel('Related entities').selectOption(String(fields.hops ?? 1));
   await page.getByLabel('Store').selectOption(fields.store ?? 'interactions');
   await page.getByLabel('Items (k)').fill(String(fields.k ?? 10));
   // Enter in the question submits, as a keyboard user would.
@@ -227,10 +231,17 @@ describe('the dashboard', () => {
 
   it('asks a question as of a date and shows the cited answer and the items on a time axis', async () => {
     const { page, problems } = await visit(open);
-    await ask(page, { q: 'Goma M23', date: '2025-01-28', store: 'both', k: 6 });
+    await ask(page, { q: 'Goma M23', date: '2025-01-28', store: 'both', k: 6, hops: 2 });
     await expect.poll(() => page.locator('#answer p').count()).toBeGreaterThan(1);
     const request = open.requests.filter((r) => r.path === '/v1/ask').at(-1)!;
-    expect(request.query).toEqual({ q: 'Goma M23', date: '2025-01-28', strategy: 'temporal', store: 'both', k: '6' });
+    expect(request.query).toEqual({
+      q: 'Goma M23',
+      date: '2025-01-28',
+      strategy: 'temporal',
+      store: 'both',
+      k: '6',
+      hops: '2',
+    });
 
     // Every [n] of the answer is a link to its source, labelled with its date.
     const cites = page.locator('#answer a.cite');

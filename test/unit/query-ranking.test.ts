@@ -126,6 +126,7 @@ describe('search requests', () => {
         windowDays: 7,
         alpha: 1,
         includeFuture: false,
+        hops: 1,
       },
     });
     expect(parseSearchRequest({ q: 'x' }, 42)).toMatchObject({ ok: true, request: { tq: 42 } });
