@@ -207,14 +207,11 @@ export class Retriever {
   ): Promise<{ ranked: Ranked<Hit>[]; via: Map<string, string> }> {
     const own = new Set(asked.map((e) => e.id));
     const weight = new Map<string, number>();
+    // An interaction's entity_ids are its subject and object (index-documents); a chunk's, its entities.
     for (const r of first) {
-      const s = r.candidate.source;
-      const ids = new Set([
-        ...(s.entity_ids ?? []),
-        ...(s.subject_id ? [s.subject_id] : []),
-        ...(s.object_id ? [s.object_id] : []),
-      ]);
-      for (const id of ids) if (!own.has(id)) weight.set(id, (weight.get(id) ?? 0) + r.semantic);
+      for (const id of new Set(r.candidate.source.entity_ids ?? [])) {
+        if (!own.has(id)) weight.set(id, (weight.get(id) ?? 0) + r.semantic);
+      }
     }
     const bridges = [...weight.entries()]
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
