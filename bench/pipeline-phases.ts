@@ -26,6 +26,7 @@ import { ensureDatastores } from '../streams/datastores.js';
 import type { StageName } from '../streams/stage-catalog.js';
 import { tailTopic } from '../streams/topic-tail.js';
 import type { HeaderValue, Transport, TransportProducer } from '../streams/transport.js';
+import { measureHops, type HopLatencies } from './freshness-hops.js';
 import {
   ArticleVisibilityProbe,
   endOffsets,
@@ -297,6 +298,8 @@ export interface FreshnessFigure {
   /** Publish → a search finds the article at all (its first document, usually a chunk). */
   first_p50_ms: number;
   first_p95_ms: number;
+  /** Publish → the article's last record on each topic of the path: where the time went. */
+  hops: HopLatencies;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
@@ -318,6 +321,7 @@ export async function measureFreshness(
   const publisher = publisherFor(cluster, names);
   const probe = new ArticleVisibilityProbe(cluster.es, names.indexPrefix);
   const publishedAt = new Map<string, number>();
+  const publishedAtEpoch = new Map<string, number>();
   try {
     const started = performance.now();
     for (const [i, article] of articles.entries()) {
@@ -325,6 +329,7 @@ export async function measureFreshness(
       if (wait > 0) await pause(wait, cluster.signal);
       probe.watch(article.id);
       publishedAt.set(article.id, performance.now());
+      publishedAtEpoch.set(article.id, Date.now());
       await publisher.publish({ ...article, fetched_at: Date.now() });
     }
     await waitCaughtUp(
@@ -348,6 +353,7 @@ export async function measureFreshness(
         .sort((a, b) => a - b);
     const complete = latencies('complete');
     const first = latencies('first');
+    const hops = await measureHops(cluster.transport, names, publishedAtEpoch, percentile);
     return {
       rate_articles_per_s: round(rate),
       articles: articles.length,
@@ -357,6 +363,7 @@ export async function measureFreshness(
       max_ms: Math.round(complete.at(-1) ?? Number.NaN),
       first_p50_ms: Math.round(percentile(first, 50)),
       first_p95_ms: Math.round(percentile(first, 95)),
+      hops,
     };
   } finally {
     await probe.stop();

@@ -555,6 +555,14 @@ function runReport(run: RunResult): string[] {
       : `  freshness at ${f.rate_articles_per_s} articles/s     p50 ${grouped(f.p50_ms)} ms, p95 ${grouped(f.p95_ms)} ms, ` +
         `max ${grouped(f.max_ms)} ms (${f.measured} of ${f.articles} articles); first findable: ` +
         `p50 ${grouped(f.first_p50_ms)} ms, p95 ${grouped(f.first_p95_ms)} ms`,
+    ...(f === null
+      ? []
+      : [
+          `  freshness by hop (publish → the article's last record there, p50 / p95 ms): ` +
+            Object.entries(f.hops)
+              .map(([hop, h]) => `${hop} ${grouped(h.p50_ms)} / ${grouped(h.p95_ms)}`)
+              .join(', '),
+        ]),
     '',
     ...table([
       ['  stage alone', 'input records', 'seconds', 'records/s', 'articles/s'],

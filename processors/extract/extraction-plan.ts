@@ -14,6 +14,7 @@ import type { RejectReason } from './ground-interactions.js';
 import type { InteractionExtractor } from './interaction-extractor.js';
 import { PairBatches, type PairBatch, type PairBatchOptions } from './pair-batches.js';
 import { PairSelector, type PairSelectionOptions } from './pair-selection.js';
+import { statementKey } from './recent-interactions.js';
 
 export interface ChunkPlan {
   subjects: ChunkEntity[];
@@ -59,8 +60,9 @@ export interface FiniteExtractionReport {
 
 /**
  * Extracts from a finite, time-ordered list of chunks (a replay, the evaluation): M1 per chunk and
- * subject, M2 per full batch and, at the end, per partial batch. Interactions with the same id
- * (the same tuple from two chunks of one time) are kept once.
+ * subject, M2 per full batch and, at the end, per partial batch. Interactions with the same statement
+ * (variant, time, text and pair of entities: the same tuple from two chunks sharing a sentence, or one link
+ * extracted for each of its two entities) are kept once, as the extract stage writes them once.
  */
 export async function extractFromChunks(
   chunks: readonly Chunk[],
@@ -77,13 +79,18 @@ export async function extractFromChunks(
     rejected: {},
     invalid: 0,
   };
-  const byId = new Map<string, Interaction>();
+  const byStatement = new Map<string, Interaction>();
   const jobs: (() => Promise<void>)[] = [];
   const collect = async (variant: InteractionVariant, run: () => ReturnType<InteractionExtractor['m1']>) => {
     report.calls[variant] += 1;
     try {
       const result = await run();
-      for (const interaction of result.interactions) byId.set(interaction.id, interaction);
+      for (const interaction of result.interactions) {
+        const key = statementKey(interaction);
+        // The smallest id wins, whatever order the calls finished in: the same input, the same records.
+        const kept = byStatement.get(key);
+        if (kept === undefined || interaction.id < kept.id) byStatement.set(key, interaction);
+      }
       for (const [reason, n] of Object.entries(result.rejected) as [RejectReason, number][]) {
         report.rejected[reason] = (report.rejected[reason] ?? 0) + n;
       }
@@ -113,6 +120,6 @@ export async function extractFromChunks(
       while (next < jobs.length) await jobs[next++]!();
     }),
   );
-  report.interactions = [...byId.values()].sort((a, b) => a.t - b.t || a.id.localeCompare(b.id));
+  report.interactions = [...byStatement.values()].sort((a, b) => a.t - b.t || a.id.localeCompare(b.id));
   return report;
 }

@@ -10,6 +10,7 @@ import {
 } from '../../processors/extract/interaction-extractor.js';
 import { PairBatches, type PairBatch, type PairBatchOptions } from '../../processors/extract/pair-batches.js';
 import { PairSelector, type PairSelectionOptions } from '../../processors/extract/pair-selection.js';
+import { RecentInteractions } from '../../processors/extract/recent-interactions.js';
 import type { Chunk, ChunkEntity, Interaction, InteractionVariant } from '../../schemas/records.generated.js';
 import { KafkaSink } from '../kafka-sink.js';
 import { counter } from '../metrics.js';
@@ -70,6 +71,12 @@ function extractMetrics(registry: Registry | undefined) {
     interactions: counter(registry, 'neon_extract_interactions_total', 'Interactions written, by variant.', [
       'variant',
     ]),
+    repeated: counter(
+      registry,
+      'neon_extract_repeated_interactions_total',
+      'Interactions not written because the same statement (time, text, pair of entities) just was: a sentence two chunks share, or both directions of one link.',
+      ['variant'],
+    ),
     rejected: counter(
       registry,
       'neon_extract_rejected_tuples_total',
@@ -110,14 +117,21 @@ export async function startExtractStage(transport: Transport, options: ExtractSt
   const now = options.now ?? Date.now;
   const metrics = extractMetrics(options.registry);
   const output = new KafkaSink(transport.producer(), { name: 'interactions' });
+  const recent = new RecentInteractions();
 
   const publish = async (variant: InteractionVariant, result: ExtractionResult): Promise<void> => {
-    await Promise.all(
-      result.interactions.map((i: Interaction) =>
-        output.write(topicRecord(interactionsTopic, 'Interaction', i.subject_id, i)),
-      ),
-    );
-    metrics?.interactions.inc({ variant }, result.interactions.length);
+    const fresh = recent.claim(result.interactions);
+    try {
+      await Promise.all(
+        fresh.map((i: Interaction) => output.write(topicRecord(interactionsTopic, 'Interaction', i.subject_id, i))),
+      );
+    } catch (error) {
+      // Not written: the retry of this call must not find these statements taken.
+      recent.release(fresh);
+      throw error;
+    }
+    metrics?.interactions.inc({ variant }, fresh.length);
+    metrics?.repeated.inc({ variant }, result.interactions.length - fresh.length);
     if (result.repaired > 0) metrics?.repaired.inc({ variant }, result.repaired);
     for (const [reason, n] of Object.entries(result.rejected) as [RejectReason, number][]) {
       metrics?.rejected.inc({ reason }, n);
