@@ -5,6 +5,7 @@ import { BUNDLED_SAMPLE } from '../../bin/commands/news-source.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { EntityRegistry } from '../../processors/markup/entity-registry.js';
 import { markArticle } from '../../processors/markup/mark-article.js';
+import { useMarkupHooks } from '../../processors/markup/recognize-entities.js';
 import { candidatesOf, useSentenceBySentenceSweep } from '../../processors/markup/tagger-sweep.js';
 import type { Article } from '../../schemas/records.generated.js';
 import { NEWS_STORIES } from '../fixtures/news-stories.js';
@@ -30,26 +31,40 @@ function dailyDigests(): Article[] {
   );
 }
 
-function markAll(articles: readonly Article[], sentenceBySentence: boolean): string[] {
+function markAll(articles: readonly Article[], sentenceBySentence: boolean, skipUnreadHooks = true): string[] {
   useSentenceBySentenceSweep(sentenceBySentence);
+  useMarkupHooks(skipUnreadHooks);
   try {
     const registry = new EntityRegistry();
     return articles.map((article) => JSON.stringify(markArticle(article, registry)));
   } finally {
     useSentenceBySentenceSweep(true);
+    useMarkupHooks(true);
   }
+}
+
+/** The daily digests and the news stories: long, many-sentence real texts. */
+function realNews(): Article[] {
+  return [
+    ...dailyDigests().slice(0, 45),
+    ...NEWS_STORIES.map((story) => normalizeArticle(story, Date.UTC(2026, 0, 1))),
+  ];
 }
 
 describe('the sentence-by-sentence tagger sweep', () => {
   it('marks real news exactly as compromise’s own sweep does', () => {
-    const articles = [
-      ...dailyDigests().slice(0, 45),
-      ...NEWS_STORIES.map((story) => normalizeArticle(story, Date.UTC(2026, 0, 1))),
-    ];
+    const articles = realNews();
     expect(articles.length).toBeGreaterThan(45);
     const theirs = markAll(articles, false);
     const ours = markAll(articles, true);
     for (const [i, marked] of ours.entries()) expect(marked, articles[i]!.url).toBe(theirs[i]);
+  }, 60_000);
+
+  it('marks real news exactly as with every compromise hook, typeahead and phrase chunks included', () => {
+    const articles = realNews();
+    const all = markAll(articles, true, false);
+    const skipping = markAll(articles, true, true);
+    for (const [i, marked] of skipping.entries()) expect(marked, articles[i]!.url).toBe(all[i]);
   }, 60_000);
 
   it('lists the patterns getHooks would: by hook order, each pattern once, the first time it comes', () => {
