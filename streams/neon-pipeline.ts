@@ -43,6 +43,8 @@ export interface NeonPipelineOptions {
   extract: ExtractConfig;
   spikes: SpikeConfig;
   webhooks?: readonly WebhookEndpoint[];
+  /** Worker threads of the markup stage's text analysis; 0 or absent: on the stage's own thread. */
+  markupWorkers?: number;
   /** Prometheus registry for every stage's metrics. */
   registry: Registry;
   log?: StageLogger;
@@ -196,7 +198,7 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
           stages.set(name, await startChunkStage(transport, common(name)));
           break;
         case 'markup':
-          markup = await startMarkupStage(transport, common(name));
+          markup = await startMarkupStage(transport, { workers: options.markupWorkers ?? 0, ...common(name) });
           stages.set(name, markup);
           break;
         case 'webhooks':

@@ -3,6 +3,7 @@ import { extractConfigFromEnv, type ExtractConfig } from '../../processors/extra
 import { llmConfigFromEnv, type LlmSetting } from '../../processors/extract/llm-config.js';
 import { webhookEnvSchema, type WebhookEndpoint } from '../../processors/spikes/deliver-webhook.js';
 import { spikeConfigFromEnv, type SpikeConfig } from '../../processors/spikes/spike-config.js';
+import { availableParallelism } from 'node:os';
 import { ConfigError } from '../../schemas/local-infra-config.js';
 import { TOPIC_PREFIX_PATTERN } from '../../streams/topics.js';
 
@@ -17,7 +18,17 @@ export interface ProductConfig {
   intakeTokens: string[];
   /** Keep this many days of news in the datastores (whole months are dropped); undefined: keep all. */
   retentionDays: number | undefined;
+  /** Worker threads of the markup stage's text analysis; 0: on the stage's own thread. */
+  markupWorkers: number;
 }
+
+/**
+ * Two markup workers, or one on a single core: the stage's thread stays free for the consumer and
+ * the API, a long article holds up one worker rather than every article behind it, and the tagging
+ * can use a second core when one is idle.
+ */
+export const DEFAULT_MARKUP_WORKERS = Math.min(2, availableParallelism());
+const MAX_MARKUP_WORKERS = 32;
 
 function list(value: string | undefined): string[] {
   return (value ?? '')
@@ -29,7 +40,7 @@ function list(value: string | undefined): string[] {
 /**
  * Reads the product's settings (NEON_EMBEDDER/NEON_EMBEDDINGS_*, NEON_LLM_*, NEON_EXTRACT_*,
  * NEON_SPIKE_*, NEON_WEBHOOK_*, NEON_API_KEYS, NEON_INTAKE_TOKENS, NEON_RETENTION_DAYS,
- * NEON_TOPIC_PREFIX) once at start-up and throws one
+ * NEON_TOPIC_PREFIX, NEON_MARKUP_WORKERS) once at start-up and throws one
  * ConfigError that lists every problem of every part, so a misconfigured deployment is fixed in one
  * round rather than one variable at a time.
  */
@@ -63,6 +74,13 @@ export function loadProductConfig(env: Readonly<Record<string, string | undefine
       `NEON_RETENTION_DAYS: a whole number of days, at least 31 (months are dropped whole), got "${retention}"`,
     );
   }
+  const workers = env.NEON_MARKUP_WORKERS?.trim();
+  const markupWorkers = workers === undefined || workers === '' ? DEFAULT_MARKUP_WORKERS : Number(workers);
+  if (!(Number.isInteger(markupWorkers) && markupWorkers >= 0 && markupWorkers <= MAX_MARKUP_WORKERS)) {
+    problems.push(
+      `NEON_MARKUP_WORKERS: a whole number from 0 (tag on the stage's own thread) to ${MAX_MARKUP_WORKERS}, got "${workers}"`,
+    );
+  }
   const webhooks = webhookEnvSchema.safeParse(env);
   if (!webhooks.success) {
     problems.push(...webhooks.error.issues.map((i) => `${String(i.path[0] ?? '')}: ${i.message}`));
@@ -79,5 +97,6 @@ export function loadProductConfig(env: Readonly<Record<string, string | undefine
     apiKeys: list(env.NEON_API_KEYS),
     intakeTokens: list(env.NEON_INTAKE_TOKENS),
     retentionDays,
+    markupWorkers,
   };
 }

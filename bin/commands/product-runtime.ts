@@ -102,6 +102,7 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
       extract: config.extract,
       spikes: config.spikes,
       webhooks: config.webhooks,
+      markupWorkers: config.markupWorkers,
       registry,
       serving: options.api !== null,
       ...(options.log ? { log: options.log } : {}),

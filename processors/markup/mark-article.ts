@@ -12,12 +12,12 @@
  * headline capitalisation ("Trump Wins Key Vote") would make every word look like a name.
  */
 import type { Article, DateExpression, MarkedArticle, MentionSpan, Sentence } from '../../schemas/records.generated.js';
+import { analyseText, type TextAnalysis } from './analyse-text.js';
 import type { EntityRegistry } from './entity-registry.js';
-import { findDateExpressions } from './find-date-expressions.js';
-import { recognizeEntities, type EntitySpan } from './recognize-entities.js';
+import type { EntitySpan } from './recognize-entities.js';
 import { renderMarkup } from './render-markup.js';
 import { resolveCoreferences } from './resolve-coreferences.js';
-import { splitSentences, type TextRange } from './split-sentences.js';
+import type { TextRange } from './split-sentences.js';
 
 export interface MarkupOptions {
   /** Mentions kept per article, the first in text order; the rest are not marked or linked. */
@@ -52,19 +52,22 @@ export function resolveMarkupOptions(options: Partial<MarkupOptions> = {}): Mark
   return resolved;
 }
 
+/**
+ * `analysis` is analyseText(article.text, article.published_at), done here unless given (the stage
+ * has it done on a worker thread); the rest — coreference, registry linking, markup — is quick.
+ */
 export function markArticle(
   article: Article,
   registry: EntityRegistry,
   options?: Partial<MarkupOptions>,
+  analysis: TextAnalysis = analyseText(article.text, article.published_at),
 ): MarkedArticle {
   const { maxMentionsPerArticle } = resolveMarkupOptions(options);
   const text = article.text;
-  const ranges = splitSentences(text);
+  const ranges = analysis.sentences;
   const sentenceOf = sentenceLocator(ranges);
 
-  const spans = recognizeEntities(text)
-    .filter((span) => sentenceOf(span) !== undefined)
-    .slice(0, maxMentionsPerArticle);
+  const spans = analysis.spans.filter((span) => sentenceOf(span) !== undefined).slice(0, maxMentionsPerArticle);
   const clusters = resolveCoreferences(spans.map((s) => ({ surface: s.surface, type: s.type })));
   const linked = registry.link(
     clusters.map((c) => ({ name: c.name, type: c.type, surfaces: c.surfaces })),
@@ -95,7 +98,7 @@ export function markArticle(
   }
 
   const dates: DateExpression[] = [];
-  for (const found of findDateExpressions(text, article.published_at)) {
+  for (const found of analysis.dates) {
     const sentence_index = sentenceOf(found);
     if (sentence_index !== undefined) dates.push({ ...found, sentence_index });
   }

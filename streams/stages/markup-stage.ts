@@ -1,10 +1,13 @@
 import { EntityRegistry } from '../../processors/markup/entity-registry.js';
+import type { TextAnalysis } from '../../processors/markup/analyse-text.js';
 import { markArticle, resolveMarkupOptions, type MarkupOptions } from '../../processors/markup/mark-article.js';
+import { MarkupWorkerError, MarkupWorkers } from '../../processors/markup/markup-workers.js';
 import { RegistryChangeThrottle } from '../../processors/markup/throttle-registry-changes.js';
 import type { Article, RegistryEntity } from '../../schemas/records.generated.js';
 import { KafkaSink } from '../kafka-sink.js';
 import { stageDecoder, topicRecord } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
+import { StageError } from '../stage-error.js';
 import type { Transport } from '../transport.js';
 import { followStateTopic, refusedAs, stageWithTails } from './state-topic.js';
 import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
@@ -40,12 +43,18 @@ export const DEFAULT_REGISTRY_RETENTION: RegistryRetention = {
  * (RegistryChangeThrottle), so the changelog stays far quieter than the article stream. Memory is
  * bounded by forgetting rarely mentioned entities idle for 30 days of event time (configurable).
  * Dead letters: undecodable input, and articles the markup refuses (`processor_rejected`).
+ *
+ * With `workers` ≥ 1 (the product's default: NEON_MARKUP_WORKERS) the text analysis — tagging,
+ * nearly all of markup's time — runs on that many worker threads (MarkupWorkers) and only registry
+ * linking runs here, as each analysis comes back; 0 does everything on the stage's own thread.
  */
 export async function startMarkupStage(
   transport: Transport,
   options: StageBindingOptions & {
     markup?: Partial<MarkupOptions>;
     registryRetention?: Partial<RegistryRetention>;
+    /** Worker threads for the text analysis; 0 (the default here): on the stage's own thread. */
+    workers?: number;
   } = {},
 ): Promise<MarkupStage> {
   const retention = { ...DEFAULT_REGISTRY_RETENTION, ...options.registryRetention };
@@ -83,6 +92,19 @@ export async function startMarkupStage(
   };
   applyRetention();
 
+  const workers = (options.workers ?? 0) > 0 ? new MarkupWorkers(options.workers!) : undefined;
+  const analyse = async (article: Article): Promise<TextAnalysis | undefined> => {
+    if (workers === undefined) return undefined; // markArticle analyses in place
+    try {
+      return await workers.analyse(article.text, article.published_at);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      // Workers that cannot start fail the stage; anything else is this article's doing.
+      if (error instanceof MarkupWorkerError && error.broken) throw new StageError('internal', why, 'markup');
+      throw new StageError('processor_rejected', `markup refused article ${article.id}: ${why}`, 'markup');
+    }
+  };
+
   const sink = new KafkaSink(transport.producer(), { name: 'kafka' });
   const stage = await startStage<Article>(transport, {
     name: 'markup',
@@ -90,9 +112,13 @@ export async function startMarkupStage(
     inputTopics: [topics.articles],
     deadLetterTopic: topics.deadLetters,
     decode: stageDecoder('Article'),
-    process: ({ value: article }): StageOutput[] => {
-      const marked = refusedAs('markup', `article ${article.id}`, () => markArticle(article, registry, markup));
-      // markArticle and takeChanges run in one synchronous turn: the changes are this article's.
+    process: async ({ value: article }): Promise<StageOutput[]> => {
+      const analysis = await analyse(article);
+      const marked = refusedAs('markup', `article ${article.id}`, () =>
+        markArticle(article, registry, markup, analysis),
+      );
+      // Linking (markArticle given its analysis) and takeChanges run in one synchronous turn: the
+      // changes are this article's.
       const changes = throttle.select(registry.takeChanges());
       newestSeen = Math.max(newestSeen, article.published_at);
       if (++sinceRetention >= retention.everyArticles) applyRetention();
@@ -110,5 +136,6 @@ export async function startMarkupStage(
     ...(options.metrics ? { metrics: options.metrics } : {}),
     log,
   });
+  if (workers !== undefined) void stage.done.finally(() => workers.close()).catch(() => undefined);
   return stageWithTails(stage, [tail], { registry });
 }
