@@ -68,6 +68,7 @@ import {
   type StageFigure,
   type ThroughputFigure,
 } from './pipeline-phases.js';
+import { cpuBetween, cpuSnapshot, type CpuFigure } from './process-cpu.js';
 import { writeBenchResults } from './results.js';
 
 const EMBEDDERS = ['local', 'openai'] as const;
@@ -75,7 +76,7 @@ type EmbedderKind = (typeof EMBEDDERS)[number];
 
 /**
  * Articles per run when `--articles` is not given: some five to ten minutes of pipeline and stages
- * on two cores each. A RealTime QA article makes about 17 unique chunks and 65 interaction records,
+ * on two cores each. A RealTime QA article makes about 21 unique chunks and 60 interaction records,
  * all embedded: the local model (one core) gets fewer articles than an endpoint.
  */
 const DEFAULT_ARTICLES: Record<EmbedderKind, number> = { local: 100, openai: 300 };
@@ -260,6 +261,8 @@ interface RunResult {
   freshness_p50_ms: number | null;
   freshness_p95_ms: number | null;
   pipeline: ThroughputFigure;
+  /** CPU per article by process over the throughput phase (null off Linux): where the cores went. */
+  pipeline_cpu: CpuFigure | null;
   /** Throughput of the same articles in the other layouts, each on topics of its own. */
   other_layouts: LayoutFigure[];
   ceiling: CeilingFigure;
@@ -301,6 +304,7 @@ interface PipelinePhases {
   layout: Layout;
   otherLayouts: LayoutFigure[];
   throughput: ThroughputFigure;
+  throughputCpu: CpuFigure | null;
   snapshot: Snapshot;
   ceiling: CeilingFigure;
   freshness: FreshnessFigure | null;
@@ -340,6 +344,7 @@ async function pipelinePhases(
   let phases: PipelinePhases;
   try {
     log(`[${kind}] throughput: replaying ${count} articles`);
+    const cpuBefore = cpuSnapshot();
     const { figure: throughput, snapshot } = await measureThroughput(
       cluster,
       names,
@@ -347,6 +352,7 @@ async function pipelinePhases(
       count,
       timeoutMsFor(count, settings),
     );
+    const throughputCpu = cpuBetween(cpuBefore, cpuSnapshot(), throughput.articles, throughput.seconds);
     log(`[${kind}] throughput: ${throughput.articles_per_s} articles/s (${throughput.seconds} s)`);
     ctx.server?.reset();
     const ceilingNames = freshNames(`${kind}-ceiling`);
@@ -357,7 +363,7 @@ async function pipelinePhases(
     );
     const freshness = await freshnessPhase(ctx, kind, names, throughput);
     ctx.server?.reset();
-    phases = { layout: headline, throughput, snapshot, ceiling, freshness, otherLayouts: [] };
+    phases = { layout: headline, throughput, throughputCpu, snapshot, ceiling, freshness, otherLayouts: [] };
   } finally {
     await stopLayout(children);
   }
@@ -484,6 +490,7 @@ function summarize(kind: EmbedderKind, settings: Settings, phases: PipelinePhase
     freshness_p50_ms: phases.freshness?.p50_ms ?? null,
     freshness_p95_ms: phases.freshness?.p95_ms ?? null,
     pipeline: phases.throughput,
+    pipeline_cpu: phases.throughputCpu,
     other_layouts: phases.otherLayouts,
     ceiling: phases.ceiling,
     freshness: phases.freshness,
@@ -548,6 +555,15 @@ function runReport(run: RunResult): string[] {
     ...run.other_layouts.map(
       (o) => `  pipeline, ${o.layout.padEnd(23)} ${o.articles_per_s} articles/s  (${o.seconds} s: ${o.description})`,
     ),
+    ...(run.pipeline_cpu === null
+      ? []
+      : [
+          `  CPU per article in the pipeline  ${grouped(run.pipeline_cpu.total_ms_per_article)} ms ` +
+            `(${run.pipeline_cpu.cores_busy} cores busy): ` +
+            Object.entries(run.pipeline_cpu.ms_per_article)
+              .map(([label, ms]) => `${label} ${grouped(ms)}`)
+              .join(', '),
+        ]),
     `  Elasticsearch ceiling            ${run.es_ceiling_articles_per_s} articles/s  (${grouped(run.ceiling.documents)} ` +
       `documents in ${run.ceiling.seconds} s, ${grouped(run.ceiling.documents_per_s)} documents/s)`,
     f === null
