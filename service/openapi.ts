@@ -19,7 +19,7 @@ export function openApiDocument(): Record<string, unknown> {
       schema: { type: 'string' },
     },
     { name: 'k', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_K, default: 10 } },
-    { name: 'strategy', in: 'query', schema: { type: 'string', enum: STRATEGIES, default: 'temporal' } },
+    { name: 'strategy', in: 'query', schema: { type: 'string', enum: STRATEGIES, default: 'tempralm' } },
     { name: 'store', in: 'query', schema: { type: 'string', enum: STORES, default: 'interactions' } },
     { name: 'constraint', in: 'query', schema: { type: 'string', enum: CONSTRAINTS, default: 'none' } },
     {

@@ -57,7 +57,7 @@ export function registerAskCommand(program: Command): void {
     .description('answer a question as of a date, with citations, from the indexed news')
     .argument('<question>', 'the question, e.g. "Doja Cat news"')
     .option('--date <date>', 'query time t_q: YYYY-MM-DD (end of that day, UTC) or ISO 8601; default now')
-    .option('--strategy <strategy>', 'temporal | generic | tempralm', 'temporal')
+    .option('--strategy <strategy>', 'tempralm | temporal | generic', 'tempralm')
     .option('--store <store>', 'interactions | chunks | both', 'interactions')
     .option('-k <k>', 'items to retrieve (1–100)', '10')
     .option('--window-days <r>', 'temporal widening ±r days, and the half-width of --constraint around', '7')

@@ -119,7 +119,7 @@ describe('search requests', () => {
         q: 'Doja Cat',
         tq: Date.UTC(2023, 7, 31, 23, 59, 59, 999),
         k: 10,
-        strategy: 'temporal',
+        strategy: 'tempralm',
         store: 'interactions',
         constraint: 'none',
         constraintAt: Date.UTC(2023, 7, 31, 23, 59, 59, 999),
