@@ -237,7 +237,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         close: () => Promise.resolve(),
       };
       const base = await serve({ chat });
-      const body = (await (await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3`)).json()) as {
+      const body = (await (await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal`)).json()) as {
         answer: string;
         citations: { n: number; id: string }[];
         model: string;
@@ -257,7 +257,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         complete: () => Promise.reject(new ChatModelError('llm_budget_exhausted', 'budget spent', true)),
       };
       const fallback = (await (
-        await fetch(`${await serve({ chat: failing })}/v1/ask?q=doja&date=${date}&k=2`)
+        await fetch(`${await serve({ chat: failing })}/v1/ask?q=doja&date=${date}&k=2&strategy=temporal`)
       ).json()) as {
         model: null;
         fallback: string;
@@ -308,7 +308,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       );
       try {
         const base = await serve({ chat });
-        const body = (await (await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3`)).json()) as {
+        const body = (await (await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal`)).json()) as {
           answer: string;
           model: string;
           citations: { n: number; id: string; url: string }[];
@@ -322,10 +322,10 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         expect(request!.messages[1]!.content).toContain('Today is August 31, 2023.');
         expect(request!.temperature).toBe(0);
         // A second identical question costs nothing: the client's cache answers.
-        await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3`);
+        await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal`);
         expect(fake.totals.chatCalls).toBe(1);
         fake.enqueue(fakeReplies.serverError(), fakeReplies.serverError());
-        const down = (await (await fetch(`${base}/v1/ask?q=doja+again&date=${date}&k=3`)).json()) as {
+        const down = (await (await fetch(`${base}/v1/ask?q=doja+again&date=${date}&k=3&strategy=temporal`)).json()) as {
           model: null;
           fallback: string;
         };
