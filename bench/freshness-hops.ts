@@ -6,7 +6,7 @@
  */
 import type { RecordName, RecordTypes } from '../schemas/records.generated.js';
 import { decodeRecord } from '../schemas/avro-codec.js';
-import { tailTopic } from '../streams/topic-tail.js';
+import { readTopicOnce } from '../streams/topic-tail.js';
 import type { Transport } from '../streams/transport.js';
 import { topicOf, type Names, type TopicKey } from './pipeline-cluster.js';
 
@@ -46,7 +46,7 @@ async function lastRecordTimes(
   watched: ReadonlySet<string>,
 ): Promise<Map<string, number>> {
   const latest = new Map<string, number>();
-  const tail = await tailTopic(
+  await readTopicOnce(
     transport,
     topic,
     (record) => {
@@ -63,11 +63,6 @@ async function lastRecordTimes(
     },
     { purpose: 'bench-pipeline-hops' },
   );
-  try {
-    await tail.caughtUp;
-  } finally {
-    await tail.stop();
-  }
   return latest;
 }
 

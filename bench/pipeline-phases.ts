@@ -24,7 +24,7 @@ import { TransportArticlePublisher } from '../streams/article-publisher.js';
 import { EmbeddingBatcher } from '../streams/embedding-batcher.js';
 import { ensureDatastores } from '../streams/datastores.js';
 import type { StageName } from '../streams/stage-catalog.js';
-import { tailTopic } from '../streams/topic-tail.js';
+import { readTopicOnce } from '../streams/topic-tail.js';
 import type { HeaderValue, Transport, TransportProducer } from '../streams/transport.js';
 import { measureHops, type HopLatencies } from './freshness-hops.js';
 import {
@@ -413,7 +413,7 @@ function plainHeaders(headers: Record<string, HeaderValue>): Record<string, Buff
 /** A topic's records below `until` (per partition), in partition order. */
 async function readTopic(transport: Transport, topic: string, until: readonly bigint[]): Promise<CopiedRecord[]> {
   const records: CopiedRecord[] = [];
-  const tail = await tailTopic(
+  await readTopicOnce(
     transport,
     topic,
     (record) => {
@@ -427,11 +427,6 @@ async function readTopic(transport: Transport, topic: string, until: readonly bi
     },
     { purpose: 'bench-pipeline-read' },
   );
-  try {
-    await tail.caughtUp;
-  } finally {
-    await tail.stop();
-  }
   return records;
 }
 

@@ -132,3 +132,21 @@ export async function tailTopic(
     },
   };
 }
+
+/**
+ * Hands over every record the topic holds now, from its beginning, then stops: a one-off read (a
+ * report, a benchmark, a test) rather than a follower.
+ */
+export async function readTopicOnce(
+  transport: Transport,
+  topic: string,
+  onRecord: (record: RawRecord) => void,
+  options: TopicTailOptions,
+): Promise<void> {
+  const tail = await tailTopic(transport, topic, onRecord, options);
+  try {
+    await tail.caughtUp;
+  } finally {
+    await tail.stop();
+  }
+}

@@ -1,6 +1,6 @@
 import { decodeRecord } from '../../schemas/avro-codec.js';
 import type { RecordName, RecordTypes } from '../../schemas/records.generated.js';
-import { tailTopic } from '../../streams/topic-tail.js';
+import { readTopicOnce } from '../../streams/topic-tail.js';
 import { headerText, type Transport } from '../../streams/transport.js';
 
 export interface TopicEntry<T> {
@@ -17,7 +17,7 @@ export async function readTopicRecords<N extends RecordName>(
   name: N,
 ): Promise<TopicEntry<RecordTypes[N]>[]> {
   const entries: TopicEntry<RecordTypes[N]>[] = [];
-  const tail = await tailTopic(
+  await readTopicOnce(
     transport,
     topic,
     (record) => {
@@ -30,8 +30,6 @@ export async function readTopicRecords<N extends RecordName>(
     },
     { purpose: 'test-read' },
   );
-  await tail.caughtUp;
-  await tail.stop();
   return entries.sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)));
 }
 
@@ -41,14 +39,12 @@ export async function readRawTopic(
   topic: string,
 ): Promise<{ key: string | null; value: Buffer | null; headers: Record<string, string> }[]> {
   const entries: { key: string | null; value: Buffer | null; headers: Record<string, string> }[] = [];
-  const tail = await tailTopic(
+  await readTopicOnce(
     transport,
     topic,
     (record) =>
       entries.push({ key: record.key?.toString() ?? null, value: record.value, headers: headerText(record.headers) }),
     { purpose: 'test-read' },
   );
-  await tail.caughtUp;
-  await tail.stop();
   return entries;
 }
