@@ -65,6 +65,30 @@ const leto = (i: number) =>
     { t: T0 + (i % 2) * DAY, article: `art-leto-${i}` },
   );
 
+/** The offline extractor over `chunks` for `subjects`, until its group has committed them all: what it wrote. */
+async function extractOffline(label: string, chunks: Chunk[], subjects: string[], registry?: Registry) {
+  const { transport, topics, interactions, group } = await setup(label);
+  try {
+    await publish(transport, topics.uniqueChunks, chunks);
+    const stage = await startExtractStage(transport, {
+      topics,
+      groupId: group,
+      interactionsTopic: interactions,
+      extractor: new OfflineInteractionExtractor(),
+      targets: new ConfiguredTargets(subjects),
+      ...(registry ? { registry } : {}),
+    });
+    try {
+      await waitUntil(() => committedToEnd(live.admin, group, topics.uniqueChunks), 30_000, `extraction (${label})`);
+    } finally {
+      await stage.stop();
+    }
+    return (await readTopicRecords(transport, interactions, 'Interaction')).map((w) => w.value);
+  } finally {
+    await transport.close();
+  }
+}
+
 describe('extract stage on real Kafka', () => {
   it('writes grounded M1 and M2 interactions keyed by subject, skips untargeted chunks, dead-letters invalid output, and replays for free', async () => {
     const { transport, topics, interactions, group } = await setup('llm');
@@ -216,31 +240,15 @@ describe('extract stage on real Kafka', () => {
   });
 
   it('extracts offline with every entity as a target, labelled with the offline model', async () => {
-    const { transport, topics, interactions, group } = await setup('offline');
-    await publish(transport, topics.uniqueChunks, [DOJA_CAT_CHUNK]);
-    const stage = await startExtractStage(transport, {
-      topics,
-      groupId: group,
-      interactionsTopic: interactions,
-      extractor: new OfflineInteractionExtractor(),
-      targets: new ConfiguredTargets(['Doja Cat', 'Karl Lagerfeld']),
-    });
-    try {
-      await waitUntil(() => committedToEnd(live.admin, group, topics.uniqueChunks), 30_000, 'offline extraction');
-    } finally {
-      await stage.stop();
-    }
-    const written = (await readTopicRecords(transport, interactions, 'Interaction')).map((w) => w.value);
+    const written = await extractOffline('offline', [DOJA_CAT_CHUNK], ['Doja Cat', 'Karl Lagerfeld']);
     expect(new Set(written.map((i) => i.subject_id))).toEqual(new Set(['e-doja-cat', 'e-karl-lagerfeld']));
     for (const i of written) {
       expect(i.model).toBe('neon-offline-extractor/1');
       expect(i.variant).toBe('M1');
     }
-    await transport.close();
   });
 
   it('writes a statement once: the sentence two chunks share, and both directions of one link', async () => {
-    const { transport, topics, interactions, group } = await setup('repeats');
     const shared = '<e>Joe Biden</e> met <e>Emmanuel Macron</e> in <e>Paris</e> on Monday.';
     const entities: [string, 'PERSON' | 'LOCATION'][] = [
       ['Joe Biden', 'PERSON'],
@@ -250,26 +258,13 @@ describe('extract stage on real Kafka', () => {
     // Consecutive windows of one article: the same time, the shared sentence in both.
     const first = chunkOf(`Talks opened early. ${shared}`, entities, { article: 'art-summit', id: 'art-summit:v1:0' });
     const second = chunkOf(`${shared} Talks ended late.`, entities, { article: 'art-summit', id: 'art-summit:v1:1' });
-    await publish(transport, topics.uniqueChunks, [first, second]);
     const registry = new Registry();
-    const stage = await startExtractStage(transport, {
-      topics,
-      groupId: group,
-      interactionsTopic: interactions,
-      extractor: new OfflineInteractionExtractor(),
-      targets: new ConfiguredTargets(['Joe Biden', 'Emmanuel Macron', 'Paris']),
+    const written = await extractOffline(
+      'repeats',
+      [first, second],
+      ['Joe Biden', 'Emmanuel Macron', 'Paris'],
       registry,
-    });
-    try {
-      await waitUntil(
-        () => committedToEnd(live.admin, group, topics.uniqueChunks),
-        30_000,
-        'extraction of both chunks',
-      );
-    } finally {
-      await stage.stop();
-    }
-    const written = (await readTopicRecords(transport, interactions, 'Interaction')).map((w) => w.value);
+    );
     const statements = written.map((i) => `${[i.subject_id, i.object_id].sort().join('+')}: ${i.text}`);
     // Three links in the one sentence, each written once, from the chunk that came first.
     expect(statements.sort()).toEqual([
@@ -283,6 +278,5 @@ describe('extract stage on real Kafka', () => {
       .find((line) => line.startsWith('neon_extract_repeated_interactions_total{'));
     // Each of the three links came out four times: for each of its two entities, from each chunk.
     expect(repeated).toBe('neon_extract_repeated_interactions_total{variant="M1"} 9');
-    await transport.close();
   });
 });
