@@ -106,11 +106,6 @@ export class MarkupWorkers {
     });
   }
 
-  /** Jobs waiting for a free worker. */
-  queued(): number {
-    return this.queue.length;
-  }
-
   /** Stops the workers; what is still queued or being analysed is rejected. */
   async close(): Promise<void> {
     this.closed = true;

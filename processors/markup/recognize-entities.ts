@@ -222,7 +222,7 @@ export function recognizeEntities(text: string): EntitySpan[] {
  * news articles; every tag and match read below is the same without them
  * (test/unit/markup-tagger-sweep.test.ts).
  */
-const MARKUP_HOOKS: readonly string[] = (nlp.world() as { hooks: string[] }).hooks.filter(
+const MARKUP_HOOKS: string[] = (nlp.world() as { hooks: string[] }).hooks.filter(
   (hook) => hook !== 'typeahead' && hook !== 'chunks',
 );
 let skipUnreadHooks = true;
@@ -237,7 +237,7 @@ function tag(text: string): ReturnType<typeof nlp> {
   if (!skipUnreadHooks) return nlp(text);
   const world = nlp.world() as { hooks: string[] };
   const all = world.hooks;
-  world.hooks = [...MARKUP_HOOKS];
+  world.hooks = MARKUP_HOOKS; // compromise only reads the list
   try {
     return nlp(text);
   } finally {
