@@ -14,6 +14,27 @@ const SLUG_LIMIT = 48;
  * Sutter"), whitespace collapsed. Scripts other than Latin keep their letters.
  */
 export function entityKey(surface: string): string {
+  const known = recentKeys.get(surface);
+  if (known !== undefined) return known;
+  const key = computeEntityKey(surface);
+  if (surface.length <= MEMO_MAX_SURFACE) {
+    // Oldest first out: a Map iterates in insertion order.
+    if (recentKeys.size >= MEMO_ENTRIES) recentKeys.delete(recentKeys.keys().next().value!);
+    recentKeys.set(surface, key);
+  }
+  return key;
+}
+
+/**
+ * Keys of recently seen surfaces. Markup, coreference and every registry merge ask for the keys of
+ * the same few thousand names over and over, and Unicode normalisation is most of what linking
+ * costs; bounded, so a stream of new names never grows it.
+ */
+const recentKeys = new Map<string, string>();
+const MEMO_ENTRIES = 50_000;
+const MEMO_MAX_SURFACE = 200;
+
+function computeEntityKey(surface: string): string {
   return surface
     .normalize('NFKD')
     .replace(COMBINING_MARKS, '')

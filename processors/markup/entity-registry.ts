@@ -125,6 +125,10 @@ export class EntityRegistry {
    * not, so a compacted log that keeps only the latest record per id still converges on the join.
    */
   apply(entity: RegistryEntity): void {
+    // Reading back a record of this very state (the changelog echoing this replica's own write)
+    // changes nothing: the join is idempotent, so skip computing it.
+    const current = this.#byId.get(entity.id);
+    if (current !== undefined && sameEntity(current, entity)) return;
     const merged = this.#merge(entity, false);
     if (!sameEntity(merged, normalise(entity, this.#maxAliases))) this.#changed.add(merged.id);
   }
@@ -349,6 +353,19 @@ function variantOrder(x: string, y: string): number {
 }
 
 function caseRank(s: string): number {
+  let upper = false;
+  let lower = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // Outside ASCII, Unicode's letter categories decide (a hot path: ASCII names skip the regexes).
+    if (c > 0x7f) return unicodeCaseRank(s);
+    if (c >= 65 && c <= 90) upper = true;
+    else if (c >= 97 && c <= 122) lower = true;
+  }
+  return upper && lower ? 2 : upper ? 1 : 0;
+}
+
+function unicodeCaseRank(s: string): number {
   const upper = /\p{Lu}/u.test(s);
   const lower = /\p{Ll}/u.test(s);
   return upper && lower ? 2 : upper ? 1 : 0;

@@ -20,6 +20,9 @@ import { LEGAL_SUFFIXES, LOCATION_HEADS, ORGANIZATION_HEADS } from './entity-voc
 export interface TypedMention {
   surface: string;
   type: EntityType;
+  /** initials and institutionShortForms of `full`, worked out the first time a mention asks. */
+  initials?: string | null;
+  shortForms?: string[];
 }
 
 export interface MentionCluster {
@@ -52,6 +55,9 @@ interface Candidate {
   key: string;
   tokens: string[];
   type: EntityType;
+  /** initials and institutionShortForms of `full`, worked out the first time a mention asks. */
+  initials?: string | null;
+  shortForms?: string[];
 }
 
 interface Building {
@@ -59,6 +65,11 @@ interface Building {
   /** The longest member: what shorter forms are compared with. */
   full: Candidate;
   keys: Set<string>;
+  /** clusterType of the members so far, kept up to date as they join (every lookup reads it). */
+  type: EntityType;
+  /** initials and institutionShortForms of `full`, worked out the first time a mention asks. */
+  initials?: string | null;
+  shortForms?: string[];
 }
 
 /** Clusters in order of their first mention; every input mention is in exactly one. */
@@ -75,10 +86,11 @@ export function resolveCoreferences(mentions: readonly TypedMention[]): MentionC
   for (const candidate of order) {
     const home = findCluster(clusters, candidate, mentions);
     if (home === undefined) {
-      clusters.push({ members: [candidate], full: candidate, keys: new Set([candidate.key]) });
+      clusters.push({ members: [candidate], full: candidate, keys: new Set([candidate.key]), type: candidate.type });
     } else {
       home.members.push(candidate);
       home.keys.add(candidate.key);
+      home.type = clusterType(home);
     }
   }
   return clusters.map((cluster) => finish(cluster, mentions)).sort((a, b) => (a.members[0] ?? 0) - (b.members[0] ?? 0));
@@ -90,23 +102,29 @@ function findCluster(
   mentions: readonly TypedMention[],
 ): Building | undefined {
   const surface = mentions[m.index]!.surface;
-  const compatible = clusters.filter((c) => compatibleTypes(clusterType(c), m.type));
+  const compatible = clusters.filter((c) => compatibleTypes(c.type, m.type));
   const exact = compatible.filter((c) => c.keys.has(m.key));
   if (exact.length > 0) return unique(exact);
   const acronym = acronymLetters(surface);
   if (acronym !== undefined) {
-    const expanded = compatible.filter((c) => initials(mentions[c.full.index]!.surface) === acronym);
+    const expanded = compatible.filter((c) => {
+      if (c.initials === undefined) c.initials = initials(mentions[c.full.index]!.surface) ?? null;
+      return c.initials === acronym;
+    });
     if (expanded.length > 0) return unique(expanded);
   }
   const lastNames = compatible.filter((c) => isPersonLike(c, m) && endsWith(c.full.tokens, m.tokens));
   if (lastNames.length > 0) return unique(lastNames);
   const firstNames = compatible.filter(
-    (c) => clusterType(c) === 'PERSON' && m.tokens.length === 1 && c.full.tokens[0] === m.tokens[0],
+    (c) => c.type === 'PERSON' && m.tokens.length === 1 && c.full.tokens[0] === m.tokens[0],
   );
   if (firstNames.length > 0) return unique(firstNames);
   if (acronym !== undefined) return undefined;
   const shorter = compatible.filter(
-    (c) => clusterType(c) !== 'PERSON' && m.type !== 'PERSON' && institutionShortForms(c.full.tokens).includes(m.key),
+    (c) =>
+      c.type !== 'PERSON' &&
+      m.type !== 'PERSON' &&
+      (c.shortForms ??= institutionShortForms(c.full.tokens)).includes(m.key),
   );
   return unique(shorter);
 }
@@ -121,7 +139,7 @@ function compatibleTypes(a: EntityType, b: EntityType): boolean {
 }
 
 function isPersonLike(cluster: Building, m: Candidate): boolean {
-  const type = clusterType(cluster);
+  const type = cluster.type;
   const personish = (t: EntityType): boolean => t === 'PERSON' || t === 'OTHER';
   if (!personish(type) || !personish(m.type)) return false;
   const n = cluster.full.tokens.length;
@@ -225,5 +243,5 @@ function finish(cluster: Building, mentions: readonly TypedMention[]): MentionCl
     const words = keyTokens(surface).length - keyTokens(name).length;
     if (words > 0 || (words === 0 && surface.length > name.length)) name = surface;
   }
-  return { name, type: clusterType(cluster), surfaces, members };
+  return { name, type: cluster.type, surfaces, members };
 }

@@ -36,6 +36,14 @@ describe('entityIdFor', () => {
   it('keys ignore case, diacritics and punctuation', () => {
     expect(entityKey('  Zoë  O’Brien-Smith ')).toBe('zoe obrien smith');
   });
+
+  it('gives the same key once many other names have passed through its memory', () => {
+    expect(entityKey('Zoë O’Brien')).toBe('zoe obrien');
+    for (let i = 0; i < 60_000; i++) entityKey(`Name ${i}`);
+    expect(entityKey('Zoë O’Brien')).toBe('zoe obrien');
+    expect(entityKey('Name 59999')).toBe('name 59999');
+    expect(entityKey('x'.repeat(300) + '.É')).toBe('x'.repeat(300) + 'e');
+  });
 });
 
 describe('EntityRegistry.link', () => {
@@ -244,6 +252,17 @@ describe('EntityRegistry.apply', () => {
     registry.takeChanges();
     registry.apply(record);
     expect(registry.takeChanges().map((e) => e.aliases)).toEqual([['Paris', 'City of Light']]);
+  });
+
+  it('takes back its own record from the changelog without a change, and the next sighting still counts', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Zürich', 'LOCATION', 'Zürich', 'ZURICH')], 5);
+    const [own] = registry.takeChanges();
+    registry.apply(own!);
+    expect(registry.takeChanges()).toEqual([]);
+    expect(registry.get(own!.id)).toEqual(own);
+    registry.link([cluster('Zurich', 'LOCATION', 'Zurich')], 6);
+    expect(registry.takeChanges()).toMatchObject([{ id: own!.id, name: 'Zürich', mentions: 2, last_seen_at: 6 }]);
   });
 });
 
