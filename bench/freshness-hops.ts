@@ -38,6 +38,9 @@ export type HopName = (typeof HOPS)[number]['hop'];
 /** Per hop, ms after publishing until the article's last record there (p50 / p95 over the articles that have one). */
 export type HopLatencies = Record<HopName, { articles: number; p50_ms: number; p95_ms: number }>;
 
+/** One article's ms after publishing until its last record on each hop (absent: none there). */
+export type ArticleHops = Partial<Record<HopName, number>>;
+
 /** Latest record time (epoch ms) per watched article on one topic. */
 async function lastRecordTimes(
   transport: Transport,
@@ -71,15 +74,21 @@ export async function measureHops(
   names: Names,
   publishedAtEpoch: ReadonlyMap<string, number>,
   percentile: (sorted: readonly number[], p: number) => number,
-): Promise<HopLatencies> {
+): Promise<{ hops: HopLatencies; byArticle: Map<string, ArticleHops> }> {
   const watched = new Set(publishedAtEpoch.keys());
   const result = {} as HopLatencies;
+  const byArticle = new Map<string, ArticleHops>();
   for (const { hop, topic, record, articles } of HOPS) {
     const read = (bytes: Buffer | null, headers: Record<string, unknown>): string[] =>
       (articles as (r: unknown) => string[])(
         decodeRecord(record, bytes, headers as Parameters<typeof decodeRecord>[2]),
       );
     const latest = await lastRecordTimes(transport, topicOf(names, topic), read, watched);
+    for (const [id, at] of latest) {
+      const hops = byArticle.get(id) ?? {};
+      hops[hop] = at - publishedAtEpoch.get(id)!;
+      byArticle.set(id, hops);
+    }
     const delays = [...latest].map(([id, at]) => at - publishedAtEpoch.get(id)!).sort((a, b) => a - b);
     result[hop] = {
       articles: delays.length,
@@ -87,5 +96,5 @@ export async function measureHops(
       p95_ms: Math.round(percentile(delays, 95)),
     };
   }
-  return result;
+  return { hops: result, byArticle };
 }

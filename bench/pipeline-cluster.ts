@@ -90,11 +90,11 @@ const children = new Set<CliRun>();
  * joined its group (the command prints "Ctrl-C to stop" after that), so start-up is never timed.
  */
 export async function spawnPipeline(env: NodeJS.ProcessEnv, names: Names, stages: 'all' | StageName): Promise<CliRun> {
-  const child = runNeon(['pipeline', '--stages', stages, '--no-api', '--metrics-port', '0'], {
-    ...env,
-    NEON_TOPIC_PREFIX: names.topicPrefix,
-    NEON_INDEX_PREFIX: names.indexPrefix,
-  });
+  const child = runNeon(
+    ['pipeline', '--stages', stages, '--no-api', '--metrics-port', '0'],
+    { ...env, NEON_TOPIC_PREFIX: names.topicPrefix, NEON_INDEX_PREFIX: names.indexPrefix },
+    { compiled: true },
+  );
   children.add(child);
   try {
     await child.waitFor(/Ctrl-C to stop/, READY_TIMEOUT_MS);

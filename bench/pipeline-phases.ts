@@ -26,7 +26,7 @@ import { ensureDatastores } from '../streams/datastores.js';
 import type { StageName } from '../streams/stage-catalog.js';
 import { readTopicOnce } from '../streams/topic-tail.js';
 import type { HeaderValue, Transport, TransportProducer } from '../streams/transport.js';
-import { measureHops, type HopLatencies } from './freshness-hops.js';
+import { measureHops, type ArticleHops, type HopLatencies } from './freshness-hops.js';
 import {
   ArticleVisibilityProbe,
   endOffsets,
@@ -300,7 +300,22 @@ export interface FreshnessFigure {
   first_p95_ms: number;
   /** Publish → the article's last record on each topic of the path: where the time went. */
   hops: HopLatencies;
+  /** The slowest articles to become searchable, slowest first: what the tail is made of. */
+  slowest: SlowArticle[];
 }
+
+export interface SlowArticle {
+  article_id: string;
+  /** Characters of the article's text: long articles take longest everywhere. */
+  text_chars: number;
+  /** When it was published, seconds into the phase. */
+  published_s: number;
+  searchable_ms: number;
+  hops_ms: ArticleHops;
+}
+
+/** How many of the slowest articles the figure lists. */
+const SLOWEST_LISTED = 8;
 
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -353,7 +368,23 @@ export async function measureFreshness(
         .sort((a, b) => a - b);
     const complete = latencies('complete');
     const first = latencies('first');
-    const hops = await measureHops(cluster.transport, names, publishedAtEpoch, percentile);
+    const { hops, byArticle } = await measureHops(cluster.transport, names, publishedAtEpoch, percentile);
+    const slowest = articles
+      .flatMap((article): SlowArticle[] => {
+        const at = searchable.get(article.id)?.complete;
+        if (at === undefined) return [];
+        return [
+          {
+            article_id: article.id,
+            text_chars: article.text.length,
+            published_s: round((publishedAt.get(article.id)! - started) / 1000, 1),
+            searchable_ms: Math.round(at - publishedAt.get(article.id)!),
+            hops_ms: byArticle.get(article.id) ?? {},
+          },
+        ];
+      })
+      .sort((a, b) => b.searchable_ms - a.searchable_ms)
+      .slice(0, SLOWEST_LISTED);
     return {
       rate_articles_per_s: round(rate),
       articles: articles.length,
@@ -364,6 +395,7 @@ export async function measureFreshness(
       first_p50_ms: Math.round(percentile(first, 50)),
       first_p95_ms: Math.round(percentile(first, 95)),
       hops,
+      slowest,
     };
   } finally {
     await probe.stop();

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
@@ -7,14 +8,27 @@ import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.j
 import { replayArticles, type ReplayReport } from '../../processors/intake/replay-articles.js';
 import type { FeedStatus } from '../../service/status-routes.js';
 
+/**
+ * `samples/` of the checkout or image: two levels up from the sources (`bin/commands/`), three from
+ * the compiled code (`dist/bin/commands/`). The first when neither exists, so the error names it.
+ */
+function samplesDir(): string {
+  const candidates = ['../../samples', '../../../samples'].map((relative) =>
+    fileURLToPath(new URL(relative, import.meta.url)),
+  );
+  return candidates.find((dir) => existsSync(join(dir, 'live-feeds.yaml'))) ?? candidates[0]!;
+}
+
+const SAMPLES = samplesDir();
+
 /** The bundled offline feed: Wikipedia's Current Events, 2025 Q1 (CC BY-SA 4.0, see its README). */
 export const BUNDLED_SAMPLE = {
   name: 'Wikipedia Current Events 2025 Q1 (bundled sample, CC BY-SA 4.0)',
-  file: fileURLToPath(new URL('../../samples/wikipedia-current-events-2025q1/articles.jsonl', import.meta.url)),
+  file: join(SAMPLES, 'wikipedia-current-events-2025q1', 'articles.jsonl'),
 };
 
 /** Well-known public news feeds `npm start` polls when it can reach them. */
-export const DEFAULT_FEEDS_FILE = fileURLToPath(new URL('../../samples/live-feeds.yaml', import.meta.url));
+export const DEFAULT_FEEDS_FILE = join(SAMPLES, 'live-feeds.yaml');
 
 export interface SourceReport {
   published: number;

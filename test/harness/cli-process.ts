@@ -12,11 +12,19 @@ export interface CliRun {
   waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
 }
 
-/** `neon <args>` as a user runs it: a real subprocess of the CLI, from the checkout's sources. */
-export function runNeon(args: string[], env: NodeJS.ProcessEnv = process.env): CliRun {
+/**
+ * `neon <args>` as a user runs it: a real subprocess of the CLI, from the checkout's sources (with
+ * tsx), or with `compiled` from `dist/` as the container image runs it (build it first: buildDist).
+ */
+export function runNeon(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  options: { compiled?: boolean } = {},
+): CliRun {
   let output = '';
   let running = true;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/neon.ts', ...args], {
+  const entry = options.compiled === true ? ['dist/bin/neon.js'] : ['--import', 'tsx', 'bin/neon.ts'];
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -59,4 +67,21 @@ export async function neonOnce(
   const run = runNeon(args, env);
   const code = await run.exited;
   return { code, output: run.output() };
+}
+
+/** `npm run build` (tsc into `dist/`), so that compiled runs see the checkout as it is now. */
+export async function buildDist(): Promise<void> {
+  const tsc = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
+  const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`tsc -p tsconfig.build.json failed (exit ${String(code)}):\n${output}`);
 }
