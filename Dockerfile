@@ -43,6 +43,8 @@ COPY --from=build /app/dist dist
 # Read at run time: the Avro schemas (with their history, for evolution) and the dashboard's files.
 COPY schemas/avro schemas/avro
 COPY web web
+# The bundled sample feed and the live-feed list, for `neon start` (embedded mode) in the image.
+COPY samples samples
 COPY --from=build /opt/neon/cache /opt/neon/cache
 # The uid the Deployments run as (any non-root uid works: everything here is world-readable).
 USER 10001:10001

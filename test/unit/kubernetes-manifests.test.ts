@@ -537,4 +537,9 @@ describe('the container image', () => {
     );
     expect([...image]).toEqual(['neon-stream:0.1.0']);
   });
+
+  it('ships the sample feed and feed list that neon start reads, and lets them into the build context', () => {
+    expect(dockerfile).toMatch(/^COPY samples samples$/m);
+    expect(readFileSync(join(ROOT, '.dockerignore'), 'utf8')).toMatch(/^!samples\/$/m);
+  });
 });
