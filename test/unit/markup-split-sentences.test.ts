@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { splitSentences } from '../../processors/markup/split-sentences.js';
+import { readFileSync } from 'node:fs';
+
+import { compromiseCuts, splitSentences, tokenizerCuts } from '../../processors/markup/split-sentences.js';
 
 const texts = (text: string): string[] => splitSentences(text).map((r) => text.slice(r.start, r.end));
 
@@ -132,6 +134,47 @@ describe('splitSentences', () => {
         expect(covered).toBe(text.replace(/\s/g, '').length);
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it("cuts where compromise's full tokenizer does, from its sentence splitter alone", () => {
+    // The bundled sample's paragraphs, the hard cases, and random text made of sentence-ish pieces.
+    const sample = readFileSync('samples/wikipedia-current-events-2025q1/articles.jsonl', 'utf8')
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .slice(0, 300)
+      .map((line) => (JSON.parse(line) as { text: string }).text);
+    for (const paragraph of [...sample, ...HARD_CASES.map(([text]) => text)]) {
+      expect(compromiseCuts(paragraph), paragraph).toEqual(tokenizerCuts(paragraph));
+    }
+    const piece = fc.constantFrom(
+      'Mr.',
+      'U.S.',
+      'Smith',
+      'said',
+      '"No."',
+      '(yes!)',
+      'No. 5',
+      'e.g.',
+      '?',
+      '...',
+      '2.5%',
+      'Jan.',
+    );
+    fc.assert(
+      fc.property(
+        fc.array(piece, { minLength: 1, maxLength: 30 }),
+        fc.array(fc.constantFrom(' ', '  ', '\n'), { minLength: 30, maxLength: 30 }),
+        (words, gaps) => {
+          const paragraph =
+            words
+              .map((w, i) => w + gaps[i]!)
+              .join('')
+              .trim() || 'x';
+          expect(compromiseCuts(paragraph)).toEqual(tokenizerCuts(paragraph));
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
