@@ -477,7 +477,30 @@ function toMention(
   const last = run.at(-1)!;
   // "Inc." and "Jr." keep their period; a sentence's final period is not part of a name.
   const end = ABBREVIATED_SUFFIX.test(last.text) && last.gap.startsWith('.') ? last.end + 1 : last.end;
-  return span(text, only.start, end, typeOf(run));
+  return span(text, only.start, end, personLedThing(run, words[to + 1]) ? 'PERSON' : typeOf(run));
+}
+
+/**
+ * Nouns for what a person leads or belongs to. Before one of them a lone name is the person's ("the
+ * Trump administration", "the Assad regime"), though compromise tags it an organisation there.
+ */
+const PERSON_LED_NOUNS: ReadonlySet<string> = new Set([
+  'administration',
+  'presidency',
+  'campaign',
+  'regime',
+  'era',
+  'cabinet',
+  'family',
+]);
+
+/** A lone name read as an organisation only because a person-led noun follows it, and not known as one. */
+function personLedThing(run: readonly Word[], after: Word | undefined): boolean {
+  const name = run[0]!;
+  if (run.length !== 1 || after === undefined || name.possessive || isAcronym(name)) return false;
+  if (!PERSON_LED_NOUNS.has(after.lower) || !/^\s+$/.test(name.gap)) return false;
+  if (!name.tags.has('Organization') || lexicalTags(name.lower).includes('Organization')) return false;
+  return true;
 }
 
 /** The first word of a multi-word run at a sentence start is dropped when it reads as a common word. */
@@ -569,6 +592,9 @@ function typeOf(run: readonly Word[]): EntityType {
   const match = run[0]!.match;
   if (match !== undefined && run.every((w) => w.match?.index === match.index || NAME_CONNECTORS.has(w.lower)))
     return match.type;
+  // "Benjamin Netanyahu's office": compromise reads a possessive before "office" as an organisation;
+  // a first name and a possessive last word are a person's.
+  if (run.length > 1 && run[0]!.tags.has('FirstName') && lastWord.possessive) return 'PERSON';
   for (const [tag, type] of TYPE_TAGS) if (lastWord.tags.has(tag)) return type;
   if (run.length > 1 && run[0]!.tags.has('FirstName')) return 'PERSON';
   return 'OTHER';

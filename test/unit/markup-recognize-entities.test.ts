@@ -83,6 +83,21 @@ describe('recognizeEntities', () => {
     ]);
   });
 
+  it('types a name before "administration" or "presidency", and a first name with a possessive, as a person', () => {
+    expect(mentions('The Trump administration halted aid. Critics of the Biden administration spoke.')).toEqual([
+      'Trump/PERSON',
+      'Biden/PERSON',
+    ]);
+    expect(mentions("Israeli Prime Minister Benjamin Netanyahu's office announces a delegation.")).toContain(
+      'Benjamin Netanyahu/PERSON',
+    );
+    // Not a person-led noun, or a name the lexicon knows as an organisation: unchanged.
+    expect(mentions('The Microsoft administration portal was down. The NATO administration met.')).toEqual([
+      'Microsoft/ORGANIZATION',
+      'NATO/ORGANIZATION',
+    ]);
+  });
+
   it('types by head nouns and acronyms', () => {
     expect(mentions('Chanel Inc. sued the Gaza Strip authority and the FBI in the U.S. yesterday.')).toEqual([
       'Chanel Inc./ORGANIZATION',
