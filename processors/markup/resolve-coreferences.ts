@@ -20,9 +20,6 @@ import { LEGAL_SUFFIXES, LOCATION_HEADS, ORGANIZATION_HEADS } from './entity-voc
 export interface TypedMention {
   surface: string;
   type: EntityType;
-  /** initials and institutionShortForms of `full`, worked out the first time a mention asks. */
-  initials?: string | null;
-  shortForms?: string[];
 }
 
 export interface MentionCluster {
@@ -55,9 +52,6 @@ interface Candidate {
   key: string;
   tokens: string[];
   type: EntityType;
-  /** initials and institutionShortForms of `full`, worked out the first time a mention asks. */
-  initials?: string | null;
-  shortForms?: string[];
 }
 
 interface Building {
