@@ -65,15 +65,15 @@ const splitIntoSentenceStrings = (
 
 /** Offsets (relative to the paragraph) where compromise starts a new sentence, the first excluded. */
 export function compromiseCuts(paragraph: string): number[] {
-  const pieces = splitIntoSentenceStrings(paragraph, nlp.world());
-  if (pieces.join('') !== paragraph) return tokenizerCuts(paragraph);
   const cuts: number[] = [];
   let at = 0;
-  for (const piece of pieces) {
+  for (const piece of splitIntoSentenceStrings(paragraph, nlp.world())) {
     if (at > 0 && at < paragraph.length) cuts.push(at);
     at += piece.length;
   }
-  return cuts;
+  // The splitter only moves whitespace between its pieces; should they ever not add up to the
+  // paragraph, the offsets would be wrong, so the tokenizer decides.
+  return at === paragraph.length ? cuts : tokenizerCuts(paragraph);
 }
 
 /** The same cuts through the full tokenizer: only for a text the splitter did not return whole. */
