@@ -84,12 +84,13 @@ export async function measureHops(
         decodeRecord(record, bytes, headers as Parameters<typeof decodeRecord>[2]),
       );
     const latest = await lastRecordTimes(transport, topicOf(names, topic), read, watched);
+    const delays: number[] = [];
     for (const [id, at] of latest) {
-      const hops = byArticle.get(id) ?? {};
-      hops[hop] = at - publishedAtEpoch.get(id)!;
-      byArticle.set(id, hops);
+      const delay = at - publishedAtEpoch.get(id)!;
+      delays.push(delay);
+      byArticle.set(id, { ...byArticle.get(id), [hop]: delay });
     }
-    const delays = [...latest].map(([id, at]) => at - publishedAtEpoch.get(id)!).sort((a, b) => a - b);
+    delays.sort((a, b) => a - b);
     result[hop] = {
       articles: delays.length,
       p50_ms: Math.round(percentile(delays, 50)),
