@@ -61,6 +61,7 @@ export function timeFilter(request: SearchRequest): { from?: number; to?: number
     case 'none':
       break;
   }
+  tighten(request.window?.from, request.window?.to);
   return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
 }
 

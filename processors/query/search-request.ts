@@ -68,6 +68,16 @@ export interface SearchRequest {
   includeFuture: boolean;
   /** Rounds of retrieval along the entity graph; absent means 1 (the question alone). */
   hops?: number;
+  /**
+   * Publication window the question itself names ("in March 2023", "last week", "since January"):
+   * inclusive bounds in ms, intersected with the constraint and the as-of rule. Absent: no window.
+   */
+  window?: { from?: number; to?: number };
+  /**
+   * The question asks for the latest state of things ("the latest", "current", a recurring event
+   * with no year): among relevant documents, the most recent before the query time is preferred.
+   */
+  recency?: boolean;
 }
 
 export type ParsedSearchRequest = { ok: true; request: SearchRequest } | { ok: false; problems: string[] };

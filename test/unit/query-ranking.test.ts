@@ -89,6 +89,17 @@ describe('ranking strategies', () => {
       from: TQ - 2 * DAY_MS,
       to: TQ,
     });
+    // A window the question names narrows the constraint, and never reaches past t_q.
+    const march = { from: Date.UTC(2023, 2, 1), to: Date.UTC(2023, 3, 1) - 1 };
+    expect(timeFilter(request({ window: march }))).toEqual(march);
+    expect(timeFilter(request({ window: { from: TQ - DAY_MS, to: TQ + DAY_MS } }))).toEqual({
+      from: TQ - DAY_MS,
+      to: TQ,
+    });
+    expect(timeFilter(request({ constraint: 'before', constraintAt: Date.UTC(2023, 2, 15), window: march }))).toEqual({
+      from: march.from,
+      to: Date.UTC(2023, 2, 15),
+    });
   });
 });
 
