@@ -249,6 +249,7 @@ function streamFilter(chunks: readonly BenchChunk[]): { seconds: number; duplica
       article_id: id,
       index: i,
       text: c.text,
+      title: '',
       marked_text: c.text,
       entity_ids: [],
       entities: [],

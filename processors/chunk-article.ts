@@ -301,6 +301,7 @@ export function chunkArticle(marked: MarkedArticle, options: Partial<ChunkOption
       article_id: article.id,
       index,
       text: chunkText,
+      title: article.title,
       marked_text: renderMarkup(chunkText, inside),
       entity_ids: ids,
       entities: ids.map((id) => ({ ...entities.get(id)! })),

@@ -142,6 +142,11 @@ export interface Chunk {
   /** Plain text of the chunk's sentences. */
   text: string;
   /**
+   * Headline of the chunk's article, for lexical search and citations. Added in the third version
+   * of this schema; empty when written by an earlier one.
+   */
+  title: string;
+  /**
    * The same sentences with every entity mention wrapped in <e>…</e>, as the extraction prompts
    * expect.
    */

@@ -107,6 +107,7 @@ function chunk(id: string, t: number): Chunk {
     article_id: `art-${id}`,
     index: 0,
     text: `The chunk ${id} about Doja Cat.`,
+    title: '',
     marked_text: `The chunk ${id} about <e>Doja Cat</e>.`,
     entity_ids: ['e-doja-cat'],
     entities: [{ id: 'e-doja-cat', name: 'Doja Cat', type: 'PERSON' }],

@@ -40,6 +40,7 @@ function chunk(story: number, copy: number, text: string): Chunk {
     article_id: articleId,
     index: 0,
     text,
+    title: '',
     marked_text: text,
     entity_ids: [],
     entities: [],

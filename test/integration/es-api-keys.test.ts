@@ -113,6 +113,7 @@ function chunk(id: string, t: number): Chunk {
     article_id: `art-${id}`,
     index: 0,
     text: `The chunk ${id} about the harbour strike.`,
+    title: '',
     marked_text: `The chunk ${id} about the <e>harbour strike</e>.`,
     entity_ids: ['e-harbour-strike'],
     entities: [{ id: 'e-harbour-strike', name: 'harbour strike', type: 'EVENT' }],

@@ -46,6 +46,7 @@ function chunk(id: string, t: number, text: string): Chunk {
     article_id: `art-${id}`,
     index: 0,
     text,
+    title: '',
     marked_text: text,
     entity_ids: ['e-harbour-authority'],
     entities: [{ id: 'e-harbour-authority', name: 'Harbour Authority', type: 'ORGANIZATION' }],

@@ -21,7 +21,7 @@ const AVRO_DIR = findAvroDir();
 const SCHEMA_IDS = {
   Answer: 'Answer@102b32f4e8da928e',
   Article: 'Article@a7de5fb23237dd92',
-  Chunk: 'Chunk@822c3a81f2022b31',
+  Chunk: 'Chunk@ed04ae4307bb0480',
   EntitySpikeState: 'EntitySpikeState@c6108bccf66b0e33',
   Interaction: 'Interaction@7f703d09656791a4',
   MarkedArticle: 'MarkedArticle@5216a3e269bf4e6b',
@@ -32,6 +32,7 @@ const SCHEMA_IDS = {
 } as const;
 const ARTICLE_V1_ID = 'Article@8811f480d75b2b0e';
 const CHUNK_V1_ID = 'Chunk@44193e6f3fd87c61';
+const CHUNK_V2_ID = 'Chunk@822c3a81f2022b31';
 const MARKED_ARTICLE_V1_ID = 'MarkedArticle@ab6a5d3da00e8311';
 const MENTION_V1_ID = 'Mention@548e72d021d2d441';
 const SPIKE_ALERT_V1_ID = 'SpikeAlert@2920f90411858966';
@@ -53,6 +54,7 @@ describe('schema ids', () => {
         ...Object.values(SCHEMA_IDS),
         ARTICLE_V1_ID,
         CHUNK_V1_ID,
+        CHUNK_V2_ID,
         MARKED_ARTICLE_V1_ID,
         MENTION_V1_ID,
         SPIKE_ALERT_V1_ID,
@@ -71,11 +73,24 @@ describe('schema ids', () => {
 });
 
 describe('Chunk evolution', () => {
-  const chunkV1 = Object.fromEntries(Object.entries(FIXTURES.Chunk).filter(([field]) => field !== 'entities'));
+  const chunkV1 = Object.fromEntries(
+    Object.entries(FIXTURES.Chunk).filter(([field]) => field !== 'entities' && field !== 'title'),
+  );
+  const chunkV2 = Object.fromEntries(Object.entries(FIXTURES.Chunk).filter(([field]) => field !== 'title'));
 
-  it('reads a Chunk written with history/Chunk.1 with no entities (backward)', () => {
+  it('reads a Chunk written with history/Chunk.1 with no entities and no title (backward)', () => {
     const old = encodeWithSchema(CHUNK_V1_ID, chunkV1, options);
-    expect(decodeRecord('Chunk', old.value, old.headers, options)).toEqual({ ...chunkV1, entities: [] });
+    expect(decodeRecord('Chunk', old.value, old.headers, options)).toEqual({ ...chunkV1, entities: [], title: '' });
+  });
+
+  it('reads a Chunk written with history/Chunk.2 with no title (backward)', () => {
+    const old = encodeWithSchema(CHUNK_V2_ID, chunkV2, options);
+    expect(decodeRecord('Chunk', old.value, old.headers, options)).toEqual({ ...chunkV2, title: '' });
+  });
+
+  it('lets a reader still on history/Chunk.2 read a current Chunk (forward)', () => {
+    const current = encodeRecord('Chunk', FIXTURES.Chunk, options);
+    expect(decodeWithReaderSchema(CHUNK_V2_ID, current.value, current.headers, options)).toEqual(chunkV2);
   });
 
   it('lets a reader still on history/Chunk.1 read a current Chunk (forward)', () => {

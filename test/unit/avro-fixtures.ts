@@ -82,6 +82,7 @@ const chunk: RecordTypes['Chunk'] = {
   article_id: article.id,
   index: 0,
   text,
+  title: article.title,
   marked_text: markedArticle.marked_text,
   entity_ids: ['ent-karl-lagerfeld', 'ent-paris', 'ent-chanel'],
   entities: [

@@ -96,6 +96,7 @@ describe('the schema directory', () => {
     expect(files.history.map((f) => f.file)).toEqual([
       'history/Article.1.avsc',
       'history/Chunk.1.avsc',
+      'history/Chunk.2.avsc',
       'history/Interaction.1.avsc',
       'history/MarkedArticle.1.avsc',
       'history/Mention.1.avsc',

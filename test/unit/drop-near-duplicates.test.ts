@@ -37,6 +37,7 @@ function chunk(articleId: string, text: string, t: number, index = 0): Chunk {
     article_id: articleId,
     index,
     text,
+    title: '',
     marked_text: text,
     entity_ids: ['harbour-authority', 'islands'],
     entities: [

@@ -21,6 +21,7 @@ export function chunkOf(
     article_id: article,
     index: 0,
     text: stripMarkup(marked),
+    title: '',
     marked_text: marked,
     entity_ids: list.map((e) => entityIdFor(e.name)),
     entities: list.map((e) => ({ id: entityIdFor(e.name), name: e.name, type: e.type })),

@@ -15,6 +15,7 @@ function chunk(id: string, t: number): Chunk {
     article_id: `a-${id}`,
     index: 0,
     text: `text of ${id}`,
+    title: '',
     marked_text: `text of ${id}`,
     entity_ids: [],
     entities: [],
