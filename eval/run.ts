@@ -14,6 +14,7 @@ const EVALUATIONS: Record<string, { file: string; about: string }> = {
   markup: { file: './markup-quality.ts', about: 'entity markup against Wikipedia links (Current Events 2025 Q1)' },
   dedupe: { file: './dedupe-quality.ts', about: 'document near-duplicates against the derived RealTime QA pairs' },
   intake: { file: './intake-report.ts', about: 'what intake accepts and refuses on the RealTime QA documents' },
+  'question-time': { file: './question-time.ts', about: 'time words of questions: parse accuracy and META RTP' },
 };
 
 function usage(): string {
