@@ -15,6 +15,7 @@ const EVALUATIONS: Record<string, { file: string; about: string }> = {
   dedupe: { file: './dedupe-quality.ts', about: 'document near-duplicates against the derived RealTime QA pairs' },
   intake: { file: './intake-report.ts', about: 'what intake accepts and refuses on the RealTime QA documents' },
   'question-time': { file: './question-time.ts', about: 'time words of questions: parse accuracy and META RTP' },
+  statements: { file: './statement-quality.ts', about: 'offline extractor statements: verbs, length, answers' },
 };
 
 function usage(): string {
