@@ -8,7 +8,11 @@ import { fileURLToPath } from 'node:url';
 const EVALUATIONS: Record<string, { file: string; about: string }> = {
   realtimeqa: {
     file: './realtimeqa.ts',
-    about: 'retrieval per strategy and store on RealTime QA, as of each question date',
+    about: 'retrieval and answers per configuration and store on RealTime QA, as of each question date',
+  },
+  judge: {
+    file: './judge.ts',
+    about: "NEON's LLM judge on one configuration's RealTime QA answers (needs NEON_LLM_*)",
   },
   spikes: { file: './spike-report.ts', about: 'spike episodes found in Wikipedia Current Events 2025 Q1' },
   markup: { file: './markup-quality.ts', about: 'entity markup against Wikipedia links (Current Events 2025 Q1)' },
