@@ -22,7 +22,8 @@ const DEFAULTS: EmbeddingBatcherOptions = { maxBatch: 32, lingerMs: 5, maxConcur
  * flight, an in-process model one call at a time. The same text is embedded once: a text already
  * waiting or in a call is joined, and the vectors of the last `cacheSize` texts are kept (a
  * redelivered record, or the same tuple found by both extraction variants, costs no model call).
- * Vectors depend on the text alone, so sharing them is exact.
+ * Everything it embeds is a document (index stages), so a vector depends on the text alone and
+ * sharing it is exact; queries must not come through here (`Embedder.embed`'s purpose).
  */
 export class EmbeddingBatcher {
   private readonly options: EmbeddingBatcherOptions;
@@ -92,7 +93,10 @@ export class EmbeddingBatcher {
       const batch = this.queue.splice(0, this.options.maxBatch);
       this.running += 1;
       this.embedder
-        .embed(batch.map((item) => item.text))
+        .embed(
+          batch.map((item) => item.text),
+          'document',
+        )
         .then(
           (vectors) => batch.forEach((item, i) => item.resolve(vectors[i]!)),
           (error: unknown) => batch.forEach((item) => item.reject(error)),

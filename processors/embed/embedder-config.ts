@@ -12,13 +12,15 @@ import { OPENAI_DEFAULTS } from './openai-embedder.js';
  *   NEON_EMBEDDER=local|openai|hashing     local (default): all-MiniLM-L6-v2 in-process;
  *                                          openai: an OpenAI-compatible endpoint;
  *                                          hashing: unit tests only, never chosen by default
- *   NEON_EMBEDDINGS_MODEL                  local: all-MiniLM-L6-v2 (default) or all-MiniLM-L6-v2-q;
+ *   NEON_EMBEDDINGS_MODEL                  local: all-MiniLM-L6-v2 (default), all-MiniLM-L6-v2-q,
+ *                                          bge-small-en-v1.5 or bge-small-en-v1.5-q (model-pins.ts);
  *                                          openai: the endpoint's model (default text-embedding-3-small)
  *   NEON_EMBEDDINGS_URL                    openai: base URL (default https://api.openai.com/v1)
  *   NEON_EMBEDDINGS_KEY / OPENAI_API_KEY   openai: bearer key (the first wins); required for api.openai.com
  *   NEON_EMBEDDINGS_DIMENSIONS             openai: vector length, sent to the endpoint (required for
  *                                          models not listed below); hashing: its length (default 384)
- *   NEON_EMBEDDINGS_BATCH_SIZE             texts per inference or request (local 1, openai 64)
+ *   NEON_EMBEDDINGS_BATCH_SIZE             texts per inference or request (local 1, openai 64; the
+ *                                          quantised local models, -q, take only 1)
  *   NEON_EMBEDDINGS_CONCURRENCY            inferences or requests at once (local 1, openai 4)
  *   NEON_EMBEDDINGS_THREADS                local: cores per inference (intraOpNumThreads, default 1)
  *   NEON_EMBEDDINGS_TIMEOUT_S              openai: per attempt (default 20)
@@ -105,6 +107,11 @@ const envSchema = z.object({
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** `a, b, c or d`. */
+function oneOf(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)!}`;
+}
+
 export function embedderConfigFromEnv(env: Env): EmbedderConfig {
   // Empty variables count as unset, as shells and compose files often leave them.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
@@ -127,11 +134,16 @@ export function embedderConfigFromEnv(env: Env): EmbedderConfig {
   if (kind === 'local') {
     const model = e.NEON_EMBEDDINGS_MODEL ?? DEFAULT_LOCAL_MODEL;
     if (!(LOCAL_MODEL_NAMES as readonly string[]).includes(model)) {
-      problems.push(`NEON_EMBEDDINGS_MODEL: the local embedder runs ${LOCAL_MODEL_NAMES.join(' or ')}, not ${model}`);
+      problems.push(`NEON_EMBEDDINGS_MODEL: the local embedder runs ${oneOf(LOCAL_MODEL_NAMES)}, not ${model}`);
     }
     const pinned = Object.hasOwn(LOCAL_MODEL_PINS, model) ? LOCAL_MODEL_PINS[model as LocalModelName] : undefined;
     if (pinned && e.NEON_EMBEDDINGS_DIMENSIONS !== undefined && e.NEON_EMBEDDINGS_DIMENSIONS !== pinned.dimensions) {
       problems.push(`NEON_EMBEDDINGS_DIMENSIONS: ${model} makes ${pinned.dimensions}-dimensional vectors`);
+    }
+    if (pinned?.oneTextPerInference && (e.NEON_EMBEDDINGS_BATCH_SIZE ?? 1) > 1) {
+      problems.push(
+        `NEON_EMBEDDINGS_BATCH_SIZE: ${model} runs one text per inference (its int8 activations are scaled over the whole batch, so batching would change each text's vector)`,
+      );
     }
     if (e.NEON_EMBEDDINGS_URL !== undefined) {
       problems.push('NEON_EMBEDDINGS_URL: only used with NEON_EMBEDDER=openai');

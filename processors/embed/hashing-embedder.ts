@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Embedder } from './embedder.js';
+import { assertEmbeddingPurpose, type Embedder, type EmbeddingPurpose } from './embedder.js';
 import { normalizeInPlace } from './normalize-vector.js';
 
 /**
@@ -17,7 +17,9 @@ export class HashingEmbedder implements Embedder {
     if (!Number.isInteger(dimensions) || dimensions < 2) throw new RangeError('dimensions must be an integer ≥ 2');
   }
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+  /** Queries and documents alike: the purpose is ignored. */
+  async embed(texts: readonly string[], purpose: EmbeddingPurpose = 'document'): Promise<Float32Array[]> {
+    assertEmbeddingPurpose(purpose);
     return texts.map((text) => this.#vector(text));
   }
 

@@ -1,17 +1,21 @@
 import { readFile, stat } from 'node:fs/promises';
-import { EmbedderError, type Embedder } from './embedder.js';
+import { assertEmbeddingPurpose, EmbedderError, type Embedder, type EmbeddingPurpose } from './embedder.js';
 import type { LocalModelFiles, LocalModelPin } from './model-pins.js';
 import { OnnxInferencePool, type TokenBatch } from './onnx-inference-pool.js';
 import { ModelTokenizer } from './tokenize-for-model.js';
 
 export interface LocalEmbedderOptions {
   files: Pick<LocalModelFiles, 'onnx' | 'tokenizer'>;
-  pin: Pick<LocalModelPin, 'name' | 'dimensions' | 'maxTokens'>;
+  pin: Pick<
+    LocalModelPin,
+    'name' | 'dimensions' | 'maxTokens' | 'pooling' | 'queryInstruction' | 'oneTextPerInference'
+  >;
   /**
    * Texts per inference (default 1). On CPU the model's time grows with the word pieces it is fed,
    * padding included, and a batch gains nothing else: over two runs of `npm run bench -- embed` on
    * one core, 60–66 texts/s at 1, 55–59 at 16 (sorted by length), 26–28 at 64 (arrival order).
-   * Larger batches may pay with more intra-op threads.
+   * Larger batches may pay with more intra-op threads. Must be 1 for a pin with
+   * `oneTextPerInference` (the int8-quantised models).
    */
   batchSize?: number;
   /** Inferences at once, each on its own worker thread and session (default 1). */
@@ -25,14 +29,21 @@ export interface LocalEmbedderOptions {
 export const LOCAL_DEFAULTS = { batchSize: 1, concurrency: 1, intraOpNumThreads: 1, maxQueuedBatches: 256 } as const;
 
 /**
- * all-MiniLM-L6-v2 (or another BERT-family sentence model exported to ONNX) run in-process:
- * tokenised here, inferred on worker threads, mean-pooled over the attention mask and L2-normalised,
- * as sentence-transformers does. Texts are sorted by length before batching so a batch pads little,
- * and returned in input order; input longer than the model's limit is truncated.
+ * A pinned BERT-family sentence model exported to ONNX (all-MiniLM-L6-v2, bge-small-en-v1.5) run
+ * in-process: tokenised here, inferred on worker threads, pooled as the pin says (mean over the
+ * attention mask, or the [CLS] vector) and L2-normalised, as sentence-transformers does. Queries get
+ * the pin's query instruction first, documents never. Texts are sorted by length before batching
+ * so a batch pads little, and returned in input order; input longer than the model's limit is
+ * truncated.
  */
 export async function openLocalOnnxEmbedder(options: LocalEmbedderOptions): Promise<Embedder> {
   const batchSize = options.batchSize ?? LOCAL_DEFAULTS.batchSize;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError('batchSize must be a positive integer');
+  if (batchSize > 1 && options.pin.oneTextPerInference) {
+    throw new RangeError(
+      `${options.pin.name} runs one text per inference: its int8 activations are scaled over the whole batch, so batching would change each text's vector`,
+    );
+  }
   for (const path of [options.files.onnx, options.files.tokenizer]) {
     const found = await stat(path).then(
       (s) => s.isFile(),
@@ -53,6 +64,7 @@ export async function openLocalOnnxEmbedder(options: LocalEmbedderOptions): Prom
   const pool = await OnnxInferencePool.open({
     modelPath: options.files.onnx,
     dimensions: options.pin.dimensions,
+    pooling: options.pin.pooling,
     workers: options.concurrency ?? LOCAL_DEFAULTS.concurrency,
     intraOpNumThreads: options.intraOpNumThreads ?? LOCAL_DEFAULTS.intraOpNumThreads,
     maxQueuedBatches: options.maxQueuedBatches ?? LOCAL_DEFAULTS.maxQueuedBatches,
@@ -60,6 +72,7 @@ export async function openLocalOnnxEmbedder(options: LocalEmbedderOptions): Prom
   return new LocalOnnxEmbedder(
     options.pin.name,
     options.pin.dimensions,
+    options.pin.queryInstruction ?? '',
     tokenizer,
     pool,
     batchSize,
@@ -71,15 +84,20 @@ class LocalOnnxEmbedder implements Embedder {
   constructor(
     readonly model: string,
     readonly dimensions: number,
+    private readonly queryInstruction: string,
     private readonly tokenizer: ModelTokenizer,
     private readonly pool: OnnxInferencePool,
     private readonly batchSize: number,
     private readonly lanes: number,
   ) {}
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+  async embed(texts: readonly string[], purpose: EmbeddingPurpose = 'document'): Promise<Float32Array[]> {
+    assertEmbeddingPurpose(purpose);
     if (texts.length === 0) return [];
-    const encoded = texts.map((text) => this.tokenizer.encode(text));
+    // The instruction is part of the text the model reads (and counts towards its word pieces), as
+    // with sentence-transformers' prompts; a model without one embeds queries as documents.
+    const prefix = purpose === 'query' ? this.queryInstruction : '';
+    const encoded = texts.map((text) => this.tokenizer.encode(prefix + text));
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[a]!.length - encoded[b]!.length);
     const batches: number[][] = [];
     for (let start = 0; start < order.length; start += this.batchSize) {

