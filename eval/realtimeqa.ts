@@ -1,142 +1,116 @@
 /**
- * `npm run eval -- realtimeqa [--questions N] [--k 5]`: temporal retrieval quality on RealTime QA
- * 2022–2023 (read at run time from the development data, never copied; skips with a message when
- * absent). Every question by default; `--questions N` takes N spread evenly over the question dates.
+ * `npm run eval -- realtimeqa [--questions N] [--k 5] [--configs a,b] [--stores s,t] [--baseline c/s]
+ * [--compare b/s:a/s,…] [--no-cache] [--extractive-answers]`: temporal retrieval and answer quality
+ * on RealTime QA 2022–2023 (read at run time from the development data, never copied; skips with a
+ * message when absent). Every question by default; `--questions N` takes N spread evenly over the
+ * question dates.
  *
  * The documents retrieved for the evaluated questions (and the 2022 gold articles) go through the
- * product's own intake normalisation, markup, chunking, dedupe and extraction, then are embedded with
- * the configured embedder (the local all-MiniLM-L6-v2 by default) and indexed into a fresh pair of
- * datastores on real Elasticsearch. Every question is then asked as of its question date (the end of
- * that day, UTC) with each strategy and store, and scored:
+ * product's own intake normalisation, markup, chunking, dedupe and extraction (the LLM of
+ * `NEON_LLM_*` if set, else the offline extractor), then are embedded with the configured embedder
+ * (the local all-MiniLM-L6-v2 by default) and indexed into a fresh pair of datastores on real
+ * Elasticsearch. Vectors are cached on disk by model, purpose and text, and the prepared chunks by
+ * articles and code version (`<NEON_CACHE_DIR>/vectors`, `…/eval-prepared-chunks`; `--no-cache`
+ * for neither), so a rerun embeds and marks up only what changed.
+ *
+ * Every question is then asked as of its question date (the end of that day, UTC) under each
+ * configuration of `eval/retrieval-configurations.ts` (`--configs`) on each store (`--stores`), once,
+ * at depth max(10, k), and answered with the product's `answerQuestion` (extractive; the LLM's answer
+ * when `NEON_LLM_*` is set, unless `--extractive-answers`). Scored (`eval/answer-scores.ts`):
  *
  * - `gold_recall@k`: a top-k item comes from a gold evidence article (2022 gold questions);
- * - `answer_recall@k`: a top-k item's text contains the correct choice (answerable questions, as
- *   listed in `derived/answerable_question_ids.json`);
+ * - `recall@1`, `answer_recall@k`: the first / a top-k item's text contains the correct choice
+ *   (answerable questions, as listed in `derived/answerable_question_ids.json`);
+ * - `mrr@10`: the reciprocal rank of the first item containing the correct choice in the top 10, 0
+ *   if none (answerable questions);
+ * - `answer_in_answer`: the composed answer contains the correct choice (answerable questions);
  * - `leakage`: the share of retrieved items published after the question date (must be 0);
  * - `mc_accuracy`: the choice mentioned most often in the top-k texts is the correct one (all questions;
  *   a tie is no answer). `mc_accuracy_<reranker>`: the same with the other answer rerankings of
- *   `processors/query/rerank-answers.ts` (retrieval, hybrid, most recent, temporal grouping by week
- *   and by month).
+ *   `processors/query/rerank-answers.ts`.
  *
- * Retrievals: `temporal`, `generic`, `tempralm`, `generic+around` (META's around constraint on the
- * question's date, ±7 days, as of that date) and `generic+multihop` (a second hop along the entity
- * graph); each over `interactions`, `chunks` and `both`.
+ * Each figure comes with its n and 95% interval (Wilson; bootstrap for `mrr@10`), and each
+ * configuration is compared with the baseline (`--baseline`, default the product's default
+ * `tempralm/interactions`) or the pairs of `--compare`, question by question: the difference with a
+ * paired bootstrap 95% interval and, for the 0/1 figures, McNemar's exact p.
  *
- * Writes `eval/results/realtimeqa.json` as
- * `{"strategies": {"<strategy>/<store>": {"gold_recall@5", "answer_recall@5", "leakage", "mc_accuracy", "questions"}}}`.
+ * Writes `eval/results/realtimeqa.json` as `{"strategies": {"<configuration>/<store>": {"gold_recall@5",
+ * "recall@1", "answer_recall@5", "mrr@10", "answer_in_answer", "leakage", "mc_accuracy", …, "questions",
+ * "n": {…}, "ci95": {…}}}, "comparisons": {…}, "seconds": {…}}` and prints a table.
  */
-import { readFileSync, readdirSync, mkdirSync, writeFileSync, existsSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { Embedder } from '../processors/embed/embedder.js';
-import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../processors/index-documents.js';
-import { IntakeRejection } from '../processors/intake/article-input.js';
-import { canonicalUrl } from '../processors/intake/canonical-url.js';
-import { normalizeArticle } from '../processors/intake/normalize-article.js';
-import { EntityLinker } from '../processors/query/reformulate-query.js';
-import type { SearchRequest, Store, Strategy, TimeConstraint } from '../processors/query/search-request.js';
-import {
-  ANSWER_RERANKERS,
-  findAnswerMentions,
-  rerankAnswers,
-  type AnswerReranker,
-} from '../processors/query/rerank-answers.js';
-import { datastoreNames, monthlyIndex } from '../schemas/elasticsearch/datastore-templates.js';
-import type { Article } from '../schemas/records.generated.js';
-import { extractFromChunks } from '../processors/extract/extraction-plan.js';
-import { ALL_ENTITIES } from '../processors/extract/extraction-targets.js';
-import { LlmInteractionExtractor, OfflineInteractionExtractor } from '../processors/extract/interaction-extractor.js';
 import { chatModelFromEnv } from '../processors/extract/openai-chat-model.js';
-import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
-import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
-import { configuredEmbedder } from '../bin/commands/cluster-services.js';
-import { Retriever, type RetrievedItem } from '../service/retrieve.js';
-import { ElasticsearchDatastore } from '../streams/elasticsearch-datastore.js';
-import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
+import { ANSWER_RERANKERS } from '../processors/query/rerank-answers.js';
+import { STORES, type Store } from '../processors/query/search-request.js';
+import { answerQuestion } from '../service/answer-question.js';
+import { scoreQuestion, summarise, figureValues, MRR_DEPTH, type QuestionScore } from './answer-scores.js';
+import { CachedEmbedder } from './cached-embedder.js';
 import { devDataPath, missingDevDataMessage } from './dev-data.js';
-import { markChunkDedupe } from './process-articles.js';
+import { pairedComparison } from './interval-statistics.js';
+import { loadRealtimeQa, questionTime } from './realtimeqa-data.js';
+import { setUpRealtimeQaIndex } from './realtimeqa-setup.js';
+import { fixedStore, requestFor, selectConfigurations } from './retrieval-configurations.js';
 
 const DATASET = 'realtimeqa';
+/** Questions asked at once: enough to overlap the Elasticsearch round trips, few enough for 2 cores. */
+const QUESTIONS_AT_ONCE = 4;
+
 const { values: args } = parseArgs({
   options: {
     questions: { type: 'string' },
     k: { type: 'string', default: '5' },
+    configs: { type: 'string' },
+    stores: { type: 'string' },
+    baseline: { type: 'string', default: 'tempralm/interactions' },
+    compare: { type: 'string' },
+    'no-cache': { type: 'boolean', default: false },
+    'extractive-answers': { type: 'boolean', default: false },
   },
 });
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
 const K = Number(args.k);
+if (!Number.isInteger(K) || K < 1 || K > 100) fail(`--k must be an integer from 1 to 100 (got "${args.k}")`);
+const DEPTH = Math.max(MRR_DEPTH, K);
+const limit = args.questions === undefined ? undefined : Number(args.questions);
+if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
+  fail(`--questions must be a positive integer (got "${args.questions}")`);
+}
+const chosen = selectConfigurations(args.configs);
+const configurations = chosen.ok
+  ? chosen.selected
+  : fail(`--configs: unknown ${chosen.unknown.join(', ') || '(none given)'}`);
+const wantedStores = args.stores === undefined ? [...STORES] : args.stores.split(',').map((s) => s.trim());
+const badStores = wantedStores.filter((s) => !(STORES as readonly string[]).includes(s));
+if (badStores.length > 0) fail(`--stores: unknown ${badStores.join(', ')} (known: ${STORES.join(', ')})`);
+const comparePairs = (args.compare ?? '')
+  .split(',')
+  .filter((p) => p.trim() !== '')
+  .map((pair) => {
+    const [b, a] = pair.split(':').map((s) => s.trim());
+    if (!a || !b) fail(`--compare takes pairs "b/store:a/store" (got "${pair}")`);
+    return { a, b };
+  });
 
-/**
- * What is compared: NEON's temporal and generic retrieval, TempRALM, META's `around` constraint
- * (the question's week: RealTime QA asks about the news of the week before its date) and
- * EventRAG-style multi-hop along the entity graph, each on top of generic similarity — every one as
- * of the question date.
- */
-const RETRIEVALS: { name: string; strategy: Strategy; constraint: TimeConstraint; hops: number }[] = [
-  { name: 'temporal', strategy: 'temporal', constraint: 'none', hops: 1 },
-  { name: 'generic', strategy: 'generic', constraint: 'none', hops: 1 },
-  { name: 'tempralm', strategy: 'tempralm', constraint: 'none', hops: 1 },
-  { name: 'generic+around', strategy: 'generic', constraint: 'around', hops: 1 },
-  { name: 'generic+multihop', strategy: 'generic', constraint: 'none', hops: 2 },
-];
-
-interface Question {
-  question_id: string;
-  question_date: string;
-  question_sentence: string;
-  choices: string[];
-  answer: string[];
+async function mapAtMost<T, R>(items: readonly T[], atOnce: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await run(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, worker));
+  return results;
 }
 
-interface SearchDoc {
-  url: string;
-  title?: string | null;
-  text?: string | null;
-  publish_date?: string | null;
-}
-
-/**
- * `count` questions spread evenly over the question dates (all of them when `count` is larger), so a
- * subset covers 2022 and 2023 alike instead of the first weeks only.
- */
-function spreadOverTime(all: Question[], count: number): Question[] {
-  const byDate = [...all].sort(
-    (a, b) => a.question_date.localeCompare(b.question_date) || a.question_id.localeCompare(b.question_id),
-  );
-  if (count >= byDate.length) return byDate;
-  return Array.from({ length: count }, (_, i) => byDate[Math.floor((i * byDate.length) / count)]!);
-}
-
-function readJsonl<T>(path: string): T[] {
-  const raw = path.endsWith('.gz') ? gunzipSync(readFileSync(path)).toString('utf8') : readFileSync(path, 'utf8');
-  return raw
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as T);
-}
-
-function filesUnder(dir: string, suffix: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((name) => name.endsWith(suffix))
-    .sort()
-    .map((name) => join(dir, name));
-}
-
-/** End of the question's day, UTC (dates come as YYYY/MM/DD or YYYY-MM-DD). */
-function questionTime(date: string): number {
-  return Date.parse(`${date.replace(/\//g, '-')}T23:59:59.999Z`);
-}
-
-function normaliseText(text: string): string {
-  return text
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase()
-    .replace(/[“”"‘’']/g, '')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
+const round = (x: number) => Math.round(x * 1000) / 1000;
 
 async function main(): Promise<void> {
   const base = devDataPath(DATASET);
@@ -144,244 +118,228 @@ async function main(): Promise<void> {
     console.log(missingDevDataMessage(DATASET));
     return;
   }
-  // Questions: dedupe by id across the cumulative files; "none of the above" variants left out.
-  const questions = new Map<string, Question>();
-  for (const year of ['2022', '2023']) {
-    for (const file of filesUnder(join(base, 'qa', year), '_qa.jsonl')) {
-      for (const q of readJsonl<Question>(file)) if (!questions.has(q.question_id)) questions.set(q.question_id, q);
-    }
-  }
-  const limit = args.questions === undefined ? questions.size : Number(args.questions);
-  if (!Number.isInteger(limit) || limit < 1) {
-    console.error(`--questions must be a positive integer (got "${args.questions}")`);
-    process.exit(2);
-  }
-  const evaluated = spreadOverTime([...questions.values()], limit);
-  const wanted = new Set(evaluated.map((q) => q.question_id));
-  const answerable = new Set(
-    JSON.parse(readFileSync(join(base, 'derived', 'answerable_question_ids.json'), 'utf8')) as string[],
-  );
-
-  // The documents retrieved for those questions, and the gold articles of 2022.
-  const docs = new Map<string, SearchDoc>();
-  const gold = new Map<string, Set<string>>();
-  for (const year of ['2022', '2023']) {
-    for (const file of filesUnder(join(base, 'docs', year), '.jsonl.gz')) {
-      for (const line of readJsonl<{ question_id: string; search_result: SearchDoc[] }>(file)) {
-        if (!wanted.has(line.question_id)) continue;
-        for (const doc of line.search_result) docs.set(canonicalUrl(doc.url), doc);
-      }
-    }
-  }
-  for (const file of filesUnder(join(base, 'gold', '2022'), '.jsonl')) {
-    for (const line of readJsonl<{ question_id: string; search_result?: SearchDoc[] } & SearchDoc>(file)) {
-      if (!wanted.has(line.question_id)) continue;
-      const articles = line.search_result ?? [line];
-      for (const doc of articles) {
-        if (!doc.url) continue;
-        const url = canonicalUrl(doc.url);
-        docs.set(url, doc);
-        gold.set(line.question_id, new Set([...(gold.get(line.question_id) ?? []), url]));
-      }
-    }
-  }
-
-  const started = performance.now();
-  const now = Date.now();
-  const articles: Article[] = [];
-  const refused = new Map<string, number>();
-  for (const doc of docs.values()) {
-    try {
-      articles.push(
-        normalizeArticle(
-          {
-            url: doc.url,
-            title: doc.title ?? '',
-            text: doc.text ?? '',
-            ...(doc.publish_date ? { published_at: doc.publish_date.replace(/\//g, '-') } : {}),
-            source: new URL(doc.url).hostname.replace(/^www\./, ''),
-          },
-          now,
-        ),
-      );
-    } catch (error) {
-      if (!(error instanceof IntakeRejection)) throw error;
-      refused.set(error.reason, (refused.get(error.reason) ?? 0) + 1);
-    }
-  }
-  articles.sort((a, b) => a.published_at - b.published_at);
-  const { registry, chunks } = markChunkDedupe(articles);
-  // The interactions datastore: the configured LLM (NEON_LLM_*) if any, else the offline extractor;
-  // every entity is a target, as the evaluation asks about entities no spike may have flagged.
+  const runStarted = performance.now();
+  const set = loadRealtimeQa(base, limit);
   const chat = chatModelFromEnv(process.env);
-  const extraction = await extractFromChunks(chunks, {
-    extractor: chat ? new LlmInteractionExtractor(chat) : new OfflineInteractionExtractor(),
-    targets: ALL_ENTITIES,
-    variants: ['M1', 'M2'],
+  const answerChat = args['extractive-answers'] ? undefined : chat;
+  const index = await setUpRealtimeQaIndex(set, {
+    ...(chat ? { extractionChat: chat } : {}),
+    cache: !args['no-cache'],
   });
-  await chat?.close();
-  const interactions = extraction.interactions;
-  const prepared = (performance.now() - started) / 1000;
-  console.error(
-    `${evaluated.length} questions: ${articles.length} articles (${docs.size - articles.length} refused), ` +
-      `${chunks.length} unique chunks, ${interactions.length} interactions in ${prepared.toFixed(0)} s; embedding…`,
-  );
-
-  const infra = await acquireTestInfrastructure(process.env, (line) => console.error(line));
-  const baseEs = createElasticsearchClient({ url: infra.elasticsearchUrl });
-  const es =
-    Object.keys(infra.elasticsearchHeaders).length === 0
-      ? baseEs
-      : baseEs.child({ headers: infra.elasticsearchHeaders });
-  const embedder: Embedder = await configuredEmbedder();
-  const prefix = `eval-rtqa-${Date.now().toString(36)}`;
-  const results: Record<string, Record<string, number>> = {};
+  const scores = new Map<string, QuestionScore[]>();
+  const askSeconds: Record<string, number> = {};
+  const fallbacks: Record<string, number> = {};
+  let output: Record<string, unknown>;
   try {
-    await ensureDatastores(es, { model: embedder.model, dimensions: embedder.dimensions }, { prefix });
-    const index = async (
-      kind: 'chunks' | 'interactions',
-      items: { id: string; t: number; text: string; doc: (v: Float32Array) => Record<string, unknown> }[],
-    ) => {
-      const names = datastoreNames(kind, prefix);
-      for (let i = 0; i < items.length; i += 256) {
-        const batch = items.slice(i, i + 256);
-        const vectors = await embedder.embed(batch.map((item) => item.text));
-        const operations = batch.flatMap((item, j) => [
-          { index: { _index: monthlyIndex(names, item.t), _id: item.id } },
-          item.doc(vectors[j]!),
-        ]);
-        const response = await es.bulk({ operations });
-        if (response.errors) throw new Error(`bulk indexing into ${kind} failed`);
-        if ((i / 256) % 20 === 0) console.error(`  ${kind}: ${Math.min(items.length, i + 256)} / ${items.length}`);
-      }
-      await es.indices.refresh({ index: `${names.indexPrefix}*` });
-    };
-    const embedStarted = performance.now();
-    await index(
-      'chunks',
-      chunks.map((c) => ({ id: c.id, t: c.t, text: c.text, doc: (v) => chunkDocument(c, v, embedder.model, now) })),
-    );
-    await index(
-      'interactions',
-      interactions.map((i) => ({
-        id: i.id,
-        t: i.t,
-        text: interactionEmbeddingText(i),
-        doc: (v) => interactionDocument(i, v, embedder.model, now),
-      })),
-    );
-    const embedSeconds = (performance.now() - embedStarted) / 1000;
-    const linker = new EntityLinker(
-      [...registry.entities()].map((e) => ({ id: e.id, name: e.name, aliases: e.aliases, mentions: e.mentions })),
-    );
-    const retriever = new Retriever({ datastore: new ElasticsearchDatastore({ es, prefix }), embedder, linker });
-    const urlOfChunk = new Map(chunks.map((c) => [c.id, c.provenance.map((p) => canonicalUrl(p.url))]));
-    const stores: Store[] = interactions.length > 0 ? ['interactions', 'chunks', 'both'] : ['chunks'];
-    for (const { name, strategy, constraint, hops } of RETRIEVALS) {
+    const asked = set.evaluated.map((question) => ({ question, tq: questionTime(question.question_date) }));
+    const askStarted = performance.now();
+    for (const [name, configuration] of configurations) {
+      const fixed = fixedStore(configuration);
+      const stores = (fixed ? [fixed] : (wantedStores as Store[])).filter((s) => index.stores.includes(s));
       for (const store of stores) {
-        let goldHits = 0;
-        let goldAsked = 0;
-        let answerHits = 0;
-        let answerAsked = 0;
-        const mcCorrect = new Map<AnswerReranker, number>(ANSWER_RERANKERS.map((r) => [r, 0]));
-        let retrieved = 0;
-        let leaked = 0;
-        for (const question of evaluated) {
-          const tq = questionTime(question.question_date);
-          const request: SearchRequest = {
-            q: question.question_sentence,
-            tq,
-            k: K,
-            strategy,
-            store,
-            constraint,
-            constraintAt: tq,
-            windowDays: 7,
-            alpha: 1,
-            includeFuture: false,
-            hops,
-          };
-          const items: RetrievedItem[] = (await retriever.search(request)).items;
-          retrieved += items.length;
-          leaked += items.filter((item) => Date.parse(item.published_at) > tq).length;
-          const goldUrls = gold.get(question.question_id);
-          if (goldUrls) {
-            goldAsked += 1;
-            const urls = items.flatMap((item) => item.chunk_ids.flatMap((id) => urlOfChunk.get(id) ?? []));
-            if (urls.some((url) => goldUrls.has(url))) goldHits += 1;
-          }
-          const texts = items.map((item) => normaliseText(item.text));
-          const correct = Number(question.answer[0]);
-          const choice = normaliseText(question.choices[correct] ?? '');
-          if (answerable.has(question.question_id)) {
-            answerAsked += 1;
-            if (choice !== '' && texts.some((t) => t.includes(choice))) answerHits += 1;
-          }
-          const mentions = findAnswerMentions(
-            question.choices,
-            items.map((item) => ({ text: item.text, score: item.score, publishedAt: Date.parse(item.published_at) })),
-            normaliseText,
-          );
-          for (const reranker of ANSWER_RERANKERS) {
-            if (rerankAnswers(reranker, question.choices.length, mentions) === correct) {
-              mcCorrect.set(reranker, mcCorrect.get(reranker)! + 1);
-            }
-          }
-        }
-        const ratio = (a: number, b: number): number => (b === 0 ? 0 : Math.round((a / b) * 1000) / 1000);
-        results[`${name}/${store}`] = {
-          [`gold_recall@${K}`]: ratio(goldHits, goldAsked),
-          [`answer_recall@${K}`]: ratio(answerHits, answerAsked),
-          leakage: ratio(leaked, retrieved),
-          mc_accuracy: ratio(mcCorrect.get('most_common')!, evaluated.length),
-          questions: evaluated.length,
-          gold_questions: goldAsked,
-          answerable_questions: answerAsked,
-          ...Object.fromEntries(
-            ANSWER_RERANKERS.filter((r) => r !== 'most_common').map((r) => [
-              `mc_accuracy_${r}`,
-              ratio(mcCorrect.get(r)!, evaluated.length),
-            ]),
-          ),
-        };
+        const key = `${name}/${store}`;
+        const started = performance.now();
+        let fellBack = 0;
+        scores.set(
+          key,
+          await mapAtMost(asked, QUESTIONS_AT_ONCE, async ({ question, tq }) => {
+            const request = requestFor(configuration, { q: question.question_sentence, tq }, DEPTH, store);
+            const result = await answerQuestion(index.retriever, request, answerChat);
+            if (result.fallback !== undefined) fellBack += 1;
+            return scoreQuestion({
+              question,
+              tq,
+              items: result.items.map((item) => ({
+                text: item.text,
+                published_at: item.published_at,
+                score: item.score,
+                urls: item.chunk_ids.flatMap((id) => index.urlsOfChunk.get(id) ?? []),
+              })),
+              answer: result.answer,
+              k: K,
+              gold: set.gold.get(question.question_id),
+              answerable: set.answerable.has(question.question_id),
+            });
+          }),
+        );
+        askSeconds[key] = Math.round((performance.now() - started) / 100) / 10;
+        if (fellBack > 0) fallbacks[key] = fellBack;
+        console.error(`  ${key}: ${askSeconds[key]} s`);
       }
     }
-    const output = {
-      dataset: `${DATASET} (${evaluated.length} of ${questions.size} questions)`,
-      embedder: embedder.model,
-      extraction: interactions[0]?.model ?? 'none',
-      articles: articles.length,
-      refused_by_intake: Object.fromEntries(refused),
-      unique_chunks: chunks.length,
-      interactions: interactions.length,
-      seconds: { prepare: Math.round(prepared), embed_and_index: Math.round(embedSeconds) },
-      strategies: results,
-    };
-    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-    writeFileSync(new URL('./results/realtimeqa.json', import.meta.url), `${JSON.stringify(output, null, 2)}\n`);
-    console.log(JSON.stringify(output, null, 2));
-    console.log('');
-    const rerankers = ANSWER_RERANKERS.filter((r) => r !== 'most_common');
-    console.log(
-      `strategy/store               gold@${K}  answer@${K}  leakage  mc_acc  ` +
-        rerankers.map((r) => r.replace('temporal_grouping', 'group').padStart(12)).join(' '),
-    );
-    for (const [name, r] of Object.entries(results)) {
-      console.log(
-        `${name.padEnd(27)} ${String(r[`gold_recall@${K}`]).padStart(7)} ${String(r[`answer_recall@${K}`]).padStart(9)} ` +
-          `${String(r.leakage).padStart(8)} ${String(r.mc_accuracy).padStart(7)}  ` +
-          rerankers.map((x) => String(r[`mc_accuracy_${x}`]).padStart(12)).join(' '),
+    const askTotal = Math.round((performance.now() - askStarted) / 1000);
+
+    const strategies: Record<string, Record<string, unknown>> = {};
+    for (const [key, perQuestion] of scores) {
+      const figures = summarise(perQuestion, K);
+      strategies[key] = {
+        ...Object.fromEntries(Object.entries(figures).map(([name, f]) => [name, round(f.value)])),
+        questions: perQuestion.length,
+        gold_questions: figures[`gold_recall@${K}`]!.n,
+        answerable_questions: figures[`answer_recall@${K}`]!.n,
+        leaked_items: perQuestion.reduce((sum, s) => sum + s.leaked, 0),
+        n: Object.fromEntries(Object.entries(figures).map(([name, f]) => [name, f.n])),
+        ci95: Object.fromEntries(
+          Object.entries(figures).map(([name, f]) => [name, [round(f.ci95.low), round(f.ci95.high)]]),
+        ),
+      };
+    }
+
+    const compared = comparePairs.length > 0 ? comparePairs : defaultPairs([...scores.keys()], args.baseline);
+    const comparisons: Record<string, Record<string, unknown>> = {};
+    const COMPARED = [
+      `answer_recall@${K}`,
+      'recall@1',
+      `mrr@${MRR_DEPTH}`,
+      'answer_in_answer',
+      `gold_recall@${K}`,
+      'mc_accuracy',
+    ];
+    for (const { a, b } of compared) {
+      const scoresA = scores.get(a);
+      const scoresB = scores.get(b);
+      if (!scoresA || !scoresB) {
+        console.error(`comparison ${b} vs ${a} skipped: ${!scoresA ? a : b} was not run`);
+        continue;
+      }
+      const valuesA = figureValues(scoresA, K);
+      const valuesB = figureValues(scoresB, K);
+      comparisons[`${b} vs ${a}`] = Object.fromEntries(
+        COMPARED.map((figure) => {
+          const pairs = valuesA[figure]!.flatMap((x, i) => {
+            const y = valuesB[figure]![i];
+            return x === undefined || y === undefined ? [] : [[x, y] as const];
+          });
+          const c = pairedComparison(
+            pairs.map(([x]) => x),
+            pairs.map(([, y]) => y),
+          );
+          return [
+            figure,
+            {
+              difference: round(c.difference),
+              ci95: [round(c.interval.low), round(c.interval.high)],
+              n: c.n,
+              ...(c.mcnemarP === undefined
+                ? {}
+                : { only_a: c.onlyA, only_b: c.onlyB, mcnemar_p: Number(c.mcnemarP.toPrecision(3)) }),
+            },
+          ];
+        }),
       );
     }
+
+    const cached = index.embedder instanceof CachedEmbedder ? index.embedder : undefined;
+    output = {
+      dataset: `${DATASET} (${set.evaluated.length} of ${set.all} questions)`,
+      embedder: index.facts.embedder,
+      extraction: index.facts.extraction,
+      answers: answerChat ? answerChat.model : 'extractive',
+      ...(Object.keys(fallbacks).length > 0 ? { answers_fell_back_to_extractive: fallbacks } : {}),
+      articles: index.facts.articles,
+      refused_by_intake: index.facts.refused,
+      unique_chunks: index.facts.chunks,
+      interactions: index.facts.interactions,
+      k: K,
+      retrieval_depth: DEPTH,
+      seconds: {
+        ...index.facts.seconds,
+        ask_and_score: askTotal,
+        per_configuration: askSeconds,
+        total: Math.round((performance.now() - runStarted) / 1000),
+      },
+      cache: {
+        prepared_chunks: index.facts.prepared_from_cache ? 'hit' : args['no-cache'] ? 'off' : 'miss',
+        vectors: cached
+          ? { dir: index.facts.vector_cache?.dir, texts_read: cached.stats.hits, texts_embedded: cached.stats.misses }
+          : 'off',
+      },
+      strategies,
+      comparisons,
+    };
   } finally {
-    for (const kind of ['chunks', 'interactions'] as const) {
-      for (const index of await monthlyIndices(es, kind, prefix)) await es.indices.delete({ index });
-      await es.indices.deleteIndexTemplate({ name: datastoreNames(kind, prefix).template }, { ignore: [404] });
-    }
-    await embedder.close();
-    await es.close();
-    await infra.release();
+    await index.close();
+    await chat?.close();
   }
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  writeFileSync(new URL('./results/realtimeqa.json', import.meta.url), `${JSON.stringify(output, null, 2)}\n`);
+  printTables(output);
+}
+
+/** Every run configuration against the baseline (the first run one if the baseline was not run). */
+function defaultPairs(keys: readonly string[], baseline: string): { a: string; b: string }[] {
+  const reference = keys.includes(baseline) ? baseline : keys[0];
+  if (reference === undefined) return [];
+  return keys.filter((key) => key !== reference).map((b) => ({ a: reference, b }));
+}
+
+function printTables(output: Record<string, unknown>): void {
+  const strategies = output.strategies as Record<string, Record<string, unknown>>;
+  const first = Object.values(strategies)[0];
+  const n = (first?.n ?? {}) as Record<string, number>;
+  const cell = (r: Record<string, unknown>, figure: string): string => {
+    const [low, high] = (r.ci95 as Record<string, [number, number]>)[figure]!;
+    return `${(r[figure] as number).toFixed(3)} (${low.toFixed(2)}–${high.toFixed(2)})`;
+  };
+  const main = [
+    `gold_recall@${K}`,
+    'recall@1',
+    `answer_recall@${K}`,
+    `mrr@${MRR_DEPTH}`,
+    'answer_in_answer',
+    'mc_accuracy',
+  ];
+  console.log(`${output.dataset as string}; k = ${K}, retrieved ${DEPTH}; answers: ${output.answers as string}`);
+  console.log(
+    `n: gold ${n[`gold_recall@${K}`] ?? 0}, answerable ${n[`answer_recall@${K}`] ?? 0}, all ${n.mc_accuracy ?? 0}; ` +
+      'each figure with its 95% interval',
+  );
+  console.log('');
+  const width = Math.max(22, ...Object.keys(strategies).map((s) => s.length + 1));
+  console.log(
+    `${'configuration/store'.padEnd(width)}${main.map((m) => m.padStart(20)).join('')}${'leakage'.padStart(9)}`,
+  );
+  for (const [name, r] of Object.entries(strategies)) {
+    console.log(
+      `${name.padEnd(width)}${main.map((m) => cell(r, m).padStart(20)).join('')}${String(r.leaked_items).padStart(9)}`,
+    );
+  }
+  console.log('');
+  const rerankers = ANSWER_RERANKERS.filter((r) => r !== 'most_common');
+  console.log(
+    `${'multiple choice'.padEnd(width)}${['most_common', ...rerankers].map((r) => r.replace('temporal_grouping', 'group').padStart(14)).join('')}`,
+  );
+  for (const [name, r] of Object.entries(strategies)) {
+    console.log(
+      `${name.padEnd(width)}${['mc_accuracy', ...rerankers.map((x) => `mc_accuracy_${x}`)]
+        .map((f) => (r[f] as number).toFixed(3).padStart(14))
+        .join('')}`,
+    );
+  }
+  const comparisons = output.comparisons as Record<string, Record<string, Record<string, unknown>>>;
+  if (Object.keys(comparisons).length > 0) {
+    console.log('');
+    const shown = [`answer_recall@${K}`, `mrr@${MRR_DEPTH}`, 'answer_in_answer', `gold_recall@${K}`];
+    console.log(`${'paired: B vs A, B − A'.padEnd(2 * width + 4)}${shown.map((m) => m.padStart(30)).join('')}`);
+    for (const [pair, figures] of Object.entries(comparisons)) {
+      const text = shown.map((figure) => {
+        const c = figures[figure]!;
+        const [low, high] = c.ci95 as [number, number];
+        const p = c.mcnemar_p === undefined ? '' : ` p=${(c.mcnemar_p as number).toPrecision(2)}`;
+        return `${(c.difference as number) >= 0 ? '+' : ''}${(c.difference as number).toFixed(3)} (${low.toFixed(2)}…${high.toFixed(2)})${p}`.padStart(
+          30,
+        );
+      });
+      console.log(`${pair.padEnd(2 * width + 4)}${text.join('')}`);
+    }
+  }
+  const seconds = output.seconds as Record<string, unknown>;
+  console.log('');
+  console.log(
+    `wall time (s): prepare (intake, markup, chunk, dedupe, extract) ${String(seconds.prepare)}, ` +
+      `embed+index ${String(seconds.embed_and_index)}, ask+score ${String(seconds.ask_and_score)}, total ${String(seconds.total)}; ` +
+      `cache: ${JSON.stringify(output.cache)}`,
+  );
 }
 
 await main();

@@ -1,0 +1,73 @@
+/**
+ * The retrieval configurations the RealTime QA evaluation (and the judge) compare, by name: each
+ * is what it changes in the search request the product would make for the question, as of the
+ * question's date. Adding a configuration is one line here; `--configs a,b` picks some, `--stores`
+ * the stores they run on. A configuration that names a store runs on that store only.
+ */
+import type { SearchRequest, Store } from '../processors/query/search-request.js';
+
+/** What a configuration may set: anything of a request except the question, its time and k. */
+export type RequestOverride = Partial<Omit<SearchRequest, 'q' | 'tq' | 'k'>>;
+
+/** The question as asked: some configurations derive their settings from it (time words, say). */
+export interface AskedQuestion {
+  q: string;
+  tq: number;
+}
+
+export type Configuration = RequestOverride | ((asked: AskedQuestion) => RequestOverride);
+
+/**
+ * NEON's temporal and generic retrieval, TempRALM (the product's default), META's `around`
+ * constraint (the question's week: RealTime QA asks about the news of the week before its date),
+ * EventRAG-style multi-hop along the entity graph on top of generic similarity.
+ */
+export const CONFIGURATIONS: Record<string, Configuration> = {
+  temporal: { strategy: 'temporal' },
+  generic: { strategy: 'generic' },
+  tempralm: { strategy: 'tempralm' },
+  'generic+around': { strategy: 'generic', constraint: 'around' },
+  'generic+multihop': { strategy: 'generic', hops: 2 },
+};
+
+/** The request for one question under one configuration: the product's defaults, then the override. */
+export function requestFor(configuration: Configuration, asked: AskedQuestion, k: number, store: Store): SearchRequest {
+  const override = typeof configuration === 'function' ? configuration(asked) : configuration;
+  return {
+    q: asked.q,
+    tq: asked.tq,
+    k,
+    strategy: 'tempralm',
+    store,
+    constraint: 'none',
+    constraintAt: asked.tq,
+    windowDays: 7,
+    alpha: 1,
+    includeFuture: false,
+    hops: 1,
+    ...override,
+  };
+}
+
+/** The store a configuration is fixed to, if it names one (one given as a function should not). */
+export function fixedStore(configuration: Configuration): Store | undefined {
+  return typeof configuration === 'function' ? undefined : configuration.store;
+}
+
+/**
+ * The configurations named in a comma-separated list (all of them when absent), or the names that
+ * are not known.
+ */
+export function selectConfigurations(
+  list: string | undefined,
+  known: Record<string, Configuration> = CONFIGURATIONS,
+): { ok: true; selected: [string, Configuration][] } | { ok: false; unknown: string[] } {
+  if (list === undefined) return { ok: true, selected: Object.entries(known) };
+  const names = list
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  const unknown = names.filter((n) => !(n in known));
+  if (unknown.length > 0 || names.length === 0) return { ok: false, unknown };
+  return { ok: true, selected: [...new Set(names)].map((n) => [n, known[n]!]) };
+}

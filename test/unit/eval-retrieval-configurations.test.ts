@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CONFIGURATIONS,
+  fixedStore,
+  requestFor,
+  selectConfigurations,
+  type Configuration,
+} from '../../eval/retrieval-configurations.js';
+
+const asked = { q: 'Who won?', tq: Date.parse('2023-03-01T23:59:59.999Z') };
+
+describe('retrieval configurations', () => {
+  it('build the product request for the question, with only what the configuration changes', () => {
+    expect(requestFor(CONFIGURATIONS['generic+around']!, asked, 10, 'chunks')).toEqual({
+      q: 'Who won?',
+      tq: asked.tq,
+      k: 10,
+      strategy: 'generic',
+      store: 'chunks',
+      constraint: 'around',
+      constraintAt: asked.tq,
+      windowDays: 7,
+      alpha: 1,
+      includeFuture: false,
+      hops: 1,
+    });
+    expect(requestFor(CONFIGURATIONS['generic+multihop']!, asked, 5, 'both')).toMatchObject({
+      strategy: 'generic',
+      hops: 2,
+      k: 5,
+    });
+  });
+
+  it('may be a function of the question, and may fix a store', () => {
+    const windowed: Configuration = ({ tq }) => ({ window: { from: tq - 7 * 86_400_000 } });
+    expect(requestFor(windowed, asked, 10, 'interactions').window).toEqual({ from: asked.tq - 7 * 86_400_000 });
+    expect(fixedStore(windowed)).toBeUndefined();
+    expect(fixedStore({ strategy: 'generic', store: 'chunks' })).toBe('chunks');
+    expect(fixedStore(CONFIGURATIONS.tempralm!)).toBeUndefined();
+  });
+
+  it('are selected by name, in the order asked, and unknown names are reported', () => {
+    expect(selectConfigurations(undefined)).toEqual({ ok: true, selected: Object.entries(CONFIGURATIONS) });
+    const chosen = selectConfigurations('tempralm, generic');
+    expect(chosen.ok && chosen.selected.map(([name]) => name)).toEqual(['tempralm', 'generic']);
+    expect(selectConfigurations('tempralm,fancy,other')).toEqual({ ok: false, unknown: ['fancy', 'other'] });
+    expect(selectConfigurations(',')).toEqual({ ok: false, unknown: [] });
+  });
+});
