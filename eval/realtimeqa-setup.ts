@@ -139,17 +139,28 @@ export async function setUpRealtimeQaIndex(set: RealtimeQaSet, options: SetUpOpt
       document: (record: R, vector: Float32Array, model: string, now: number) => Record<string, unknown>,
     ) => {
       const names = datastoreNames(kind, prefix);
+      const began = performance.now();
+      // Elasticsearch indexes one batch while the next is embedded: both are CPU-bound, on different processes.
+      let indexing: Promise<void> = Promise.resolve();
       for (let i = 0; i < records.length; i += 256) {
         const batch = records.slice(i, i + 256);
         const vectors = await embedder.embed(batch.map(text));
-        const operations = batch.flatMap((record, j) => [
-          { index: { _index: monthlyIndex(names, record.t), _id: record.id } },
-          document(record, vectors[j]!, embedder.model, now),
-        ]);
-        const response = await es.bulk({ operations });
-        if (response.errors) throw new Error(`bulk indexing into ${kind} failed`);
-        if ((i / 256) % 20 === 0) log(`  ${kind}: ${Math.min(records.length, i + 256)} / ${records.length}`);
+        await indexing;
+        indexing = (async () => {
+          const operations = batch.flatMap((record, j) => [
+            { index: { _index: monthlyIndex(names, record.t), _id: record.id } },
+            document(record, vectors[j]!, embedder.model, now),
+          ]);
+          const response = await es.bulk({ operations });
+          if (response.errors) throw new Error(`bulk indexing into ${kind} failed`);
+        })();
+        // Not awaited until the next batch: a failure must still not go unhandled meanwhile.
+        indexing.catch(() => undefined);
+        if ((i / 256) % 20 === 0) {
+          log(`  ${kind}: ${Math.min(records.length, i + 256)} / ${records.length} (${seconds(began)} s)`);
+        }
       }
+      await indexing;
       await es.indices.refresh({ index: `${names.indexPrefix}*` });
     };
     await index('chunks', chunks, INDEXED.chunks.text, INDEXED.chunks.document);
