@@ -1,5 +1,9 @@
 import {
   CONSTRAINTS,
+  DEFAULT_ALPHA,
+  DEFAULT_FUSION,
+  DEFAULT_STORE,
+  DEFAULT_STRATEGY,
   MAX_HOPS,
   MAX_K,
   MAX_QUERY_CHARS,
@@ -7,6 +11,7 @@ import {
   STORES,
   STRATEGIES,
 } from '../processors/query/search-request.js';
+import { FUSION_MODES } from '../processors/query/fuse-rankings.js';
 
 /** The OpenAPI 3.1 description of the HTTP API, served at `/v1/openapi.json`. */
 export function openApiDocument(): Record<string, unknown> {
@@ -19,8 +24,8 @@ export function openApiDocument(): Record<string, unknown> {
       schema: { type: 'string' },
     },
     { name: 'k', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_K, default: 10 } },
-    { name: 'strategy', in: 'query', schema: { type: 'string', enum: STRATEGIES, default: 'tempralm' } },
-    { name: 'store', in: 'query', schema: { type: 'string', enum: STORES, default: 'interactions' } },
+    { name: 'strategy', in: 'query', schema: { type: 'string', enum: STRATEGIES, default: DEFAULT_STRATEGY } },
+    { name: 'store', in: 'query', schema: { type: 'string', enum: STORES, default: DEFAULT_STORE } },
     { name: 'constraint', in: 'query', schema: { type: 'string', enum: CONSTRAINTS, default: 'none' } },
     {
       name: 'constraint_date',
@@ -37,8 +42,15 @@ export function openApiDocument(): Record<string, unknown> {
     {
       name: 'alpha',
       in: 'query',
-      description: "TempRALM's α.",
-      schema: { type: 'number', exclusiveMinimum: 0, default: 1 },
+      description: "TempRALM's α: the weight of recency against relevance (0: relevance alone).",
+      schema: { type: 'number', minimum: 0, maximum: 1000, default: DEFAULT_ALPHA },
+    },
+    {
+      name: 'fusion',
+      in: 'query',
+      description:
+        'How lexical (BM25 over text, headline and entity names) and dense relevance are fused: reciprocal-rank fusion, a weighted sum of normalised scores, or one alone.',
+      schema: { type: 'string', enum: FUSION_MODES, default: DEFAULT_FUSION },
     },
     {
       name: 'hops',
@@ -63,12 +75,19 @@ export function openApiDocument(): Record<string, unknown> {
       text: { type: 'string' },
       published_at: { type: 'string', format: 'date-time' },
       url: { type: ['string', 'null'] },
-      score: { type: 'number' },
-      semantic_score: { type: 'number' },
+      score: { type: 'number', description: "The strategy's final score: relevance, with time where it weighs it." },
+      relevance: { type: 'number', description: 'Dense and lexical relevance, fused.' },
+      semantic_score: {
+        type: 'number',
+        description: 'Dense similarity (1 + cos) / 2, when among the nearest vectors.',
+      },
+      lexical_score: { type: 'number', description: 'BM25, when among the lexical matches.' },
       temporal_score: { type: 'number' },
       day_distance: { type: 'integer' },
       via_entity: { type: 'string', description: 'With hops=2: the entity whose events brought this item in.' },
       entity_ids: { type: 'array', items: { type: 'string' } },
+      title: { type: 'string', description: "Chunks: their article's headline." },
+      entity_names: { type: 'array', items: { type: 'string' } },
       chunk_ids: { type: 'array', items: { type: 'string' } },
       article_ids: { type: 'array', items: { type: 'string' } },
     },

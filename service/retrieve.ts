@@ -1,17 +1,25 @@
 import type { Embedder } from '../processors/embed/embedder.js';
 import { publishedDay } from '../processors/index-documents.js';
+import { fuseRankings, type FusionMode } from '../processors/query/fuse-rankings.js';
 import {
   DAY_MS,
   dayOf,
   rankGeneric,
+  rankLatest,
   rankTempralm,
   rankTemporal,
   timeFilter,
-  type Candidate,
   type Ranked,
+  type WordedCandidate,
 } from '../processors/query/rank-candidates.js';
 import { reformulate, type EntityLinker, type LinkedEntity } from '../processors/query/reformulate-query.js';
 import type { SearchRequest, Store } from '../processors/query/search-request.js';
+import { DEFAULT_FUSION } from '../processors/query/search-request.js';
+import {
+  applyTimeIntent,
+  understandQuestionTime,
+  type QuestionTimeIntent,
+} from '../processors/query/understand-question-time.js';
 import { datastoreNames, type DatastoreKind } from '../schemas/elasticsearch/datastore-templates.js';
 import {
   EmbeddingModelMismatch,
@@ -29,21 +37,49 @@ export interface RetrievedItem {
   text: string;
   published_at: string;
   url: string | null;
+  /** The strategy's final score: relevance, with time where the strategy weighs it. */
   score: number;
-  semantic_score: number;
+  /** Relevance to the question: dense and lexical fused. */
+  relevance: number;
+  /** Dense similarity, (1 + cos) / 2, when the item was among the nearest vectors. */
+  semantic_score?: number;
+  /** BM25, when the item was among the lexical matches. */
+  lexical_score?: number;
   temporal_score?: number;
   day_distance?: number;
   /** Multi-hop only: the entity whose events brought this item in (absent for the question's own hop). */
   via_entity?: string;
   entity_ids: string[];
+  /** Chunks: the headline of their article. */
+  title?: string;
+  /** Chunks: the names of their marked entities. */
+  entity_names?: string[];
   subject?: { id: string; name: string };
   object?: { id: string; name: string } | null;
   chunk_ids: string[];
   article_ids: string[];
 }
 
+/** How the question's own time words were read, as every interface returns it (ISO 8601 times). */
+export interface TimeReading {
+  /** The time words found, as written. */
+  expressions: string[];
+  constraint: QuestionTimeIntent['constraint'];
+  window?: { from?: string; to?: string };
+  reference: string;
+  recency: boolean;
+  /** "before/after <named event>": the event and the date a lookup found for it (null: none found). */
+  event?: { relation: 'before' | 'after'; phrase: string; at: string | null };
+  /** One line for people. */
+  explanation: string;
+  /** False when the request's own time parameters replaced the question's time scope. */
+  applied: boolean;
+}
+
 export interface RetrievalResult {
   reformulated: string;
+  /** The question's time words as read and applied; absent when the request turned the reading off. */
+  time?: TimeReading;
   entities: LinkedEntity[];
   items: RetrievedItem[];
   timings_ms: Record<string, number>;
@@ -51,8 +87,18 @@ export interface RetrievalResult {
 
 type Source = StoredDocument;
 
-interface Hit extends Candidate {
+interface Hit extends WordedCandidate {
   source: Source;
+  dense?: number;
+  lexical?: number;
+}
+
+/** The query as each retriever reads it. */
+interface QueryTexts {
+  vector: number[];
+  lexical: string;
+  fusion: FusionMode;
+  lexicalWeight?: number;
 }
 
 export interface RetrieverOptions {
@@ -120,7 +166,75 @@ export class Retriever {
     return store === 'both' ? ['interactions', 'chunks'] : store === 'chunks' ? ['chunks'] : ['interactions'];
   }
 
-  async search(request: SearchRequest): Promise<RetrievalResult> {
+  /**
+   * Retrieves for a request: the question's time words are read first (META) and become its time
+   * scope and recency unless the request set them (see `applyTimeIntent`), then `retrieve`.
+   */
+  async search(asked: SearchRequest): Promise<RetrievalResult> {
+    if (asked.timeWords === false) return this.retrieve(asked);
+    const started = performance.now();
+    const intent = understandQuestionTime(asked.q, asked.tq);
+    const explicit = asked.explicit ?? {};
+    const scoped = { ...asked, topic: asked.topic ?? intent.topic };
+    let request = applyTimeIntent(scoped, intent, explicit);
+    let event: TimeReading['event'];
+    if (intent.eventAnchor !== undefined && intent.window === undefined && !explicit.constraint && !explicit.window) {
+      const at = await this.dateOfEvent(intent.eventAnchor.phrase, scoped);
+      event = { ...intent.eventAnchor, at: at === undefined ? null : new Date(at).toISOString() };
+      if (at !== undefined) request = applyTimeIntent(scoped, intent, explicit, at);
+    }
+    const understood = Math.round((performance.now() - started) * 100) / 100;
+    const result = await this.retrieve(request);
+    const iso = (t: number | undefined): string | undefined =>
+      t === undefined ? undefined : new Date(t).toISOString();
+    const window = request.window;
+    return {
+      ...result,
+      time: {
+        expressions: intent.expressions.map((e) => e.text),
+        constraint: intent.constraint,
+        ...(window
+          ? {
+              window: {
+                ...(window.from === undefined ? {} : { from: iso(window.from)! }),
+                ...(window.to === undefined ? {} : { to: iso(window.to)! }),
+              },
+            }
+          : {}),
+        reference: iso(intent.reference)!,
+        recency: request.recency === true,
+        ...(event ? { event } : {}),
+        explanation: intent.explanation,
+        applied: !explicit.constraint && !explicit.window,
+      },
+      timings_ms: { understand: understood, ...result.timings_ms },
+    };
+  }
+
+  /**
+   * When a named event happened, for "before/after <event>": the publication time of the document
+   * that best matches the event's words and the question's other words, as of t_q (undefined when
+   * nothing matches).
+   */
+  private async dateOfEvent(phrase: string, request: SearchRequest): Promise<number | undefined> {
+    const probe: SearchRequest = {
+      ...request,
+      q: `${request.topic ?? request.q} ${phrase}`,
+      topic: `${request.topic ?? request.q} ${phrase}`,
+      strategy: 'generic',
+      constraint: 'none',
+      k: 1,
+      hops: 1,
+      timeWords: false,
+    };
+    delete probe.window;
+    delete probe.recency;
+    const found = await this.retrieve(probe);
+    const top = found.items[0];
+    return top === undefined ? undefined : Date.parse(top.published_at);
+  }
+
+  private async retrieve(request: SearchRequest): Promise<RetrievalResult> {
     const embedder = this.options.embedder;
     if (embedder === undefined) throw new Error('this retriever was built without an embedder: it cannot search');
     await this.checkModel(embedder);
@@ -133,9 +247,20 @@ export class Retriever {
         timings[step] = Math.round((performance.now() - started) * 100) / 100;
       }
     };
-    const { text, entities } = await time('reformulate', () => reformulate(request.q, request.tq, this.options.linker));
-    const [vector] = await time('embed', () => embedder.embed([text]));
-    const queryVector = Array.from(vector!);
+    const { text, embedded, lexical, entities } = await time('reformulate', () =>
+      reformulate(request.q, request.tq, this.options.linker, {
+        ...(request.dateInText ? { dateInText: true } : {}),
+        ...(request.topic === undefined ? {} : { topic: request.topic }),
+      }),
+    );
+    const fusion = request.fusion ?? DEFAULT_FUSION;
+    const [vector] = fusion === 'lexical' ? [] : await time('embed', () => embedder.embed([embedded], 'query'));
+    const query: QueryTexts = {
+      vector: vector === undefined ? [] : Array.from(vector),
+      lexical,
+      fusion,
+      ...(request.lexicalWeight === undefined ? {} : { lexicalWeight: request.lexicalWeight }),
+    };
     const bounds = timeFilter(request);
     const range: DocumentFilter = {
       ...(bounds.from === undefined ? {} : { publishedFrom: bounds.from }),
@@ -147,7 +272,7 @@ export class Retriever {
     if (request.strategy === 'temporal') {
       const exactDay = publishedDay(request.tq);
       const exact = await time('retrieve', () =>
-        this.nearest(kinds, queryVector, withRoomForCopies(request.k), { ...range, day: exactDay }),
+        this.candidates(kinds, query, withRoomForCopies(request.k), { ...range, day: exactDay }),
       );
       let pool = exact;
       if (exact.length < request.k && request.windowDays > 0) {
@@ -157,29 +282,29 @@ export class Retriever {
           to: publishedDay((day + request.windowDays) * DAY_MS),
           except: exactDay,
         };
-        // Enough candidates that each ring can contribute its most similar documents.
+        // Enough candidates that each ring can contribute its most relevant documents.
         const want = Math.min(500, (request.k - exact.length) * (2 * request.windowDays + 1));
-        const widened = await time('widen', () => this.nearest(kinds, queryVector, want, { ...range, days: ring }));
+        const widened = await time('widen', () => this.candidates(kinds, query, want, { ...range, days: ring }));
         pool = [...exact, ...widened];
       }
       ranked = await time('rerank', () => rankTemporal(pool, request.tq, request.k));
     } else {
-      // TempRALM over-retrieves and reranks; generic takes the engine's top-k as they are.
-      const want =
-        request.strategy === 'tempralm' ? Math.min(500, Math.max(50, request.k * 5)) : withRoomForCopies(request.k);
-      const pool = await time('retrieve', () => this.nearest(kinds, queryVector, want, range));
+      // TempRALM and the recency ranking over-retrieve and rerank; generic takes the top-k as they are.
+      const reranks = request.strategy === 'tempralm' || request.recency === true;
+      const want = reranks ? Math.min(500, Math.max(50, request.k * 5)) : withRoomForCopies(request.k);
+      const pool = await time('retrieve', () => this.candidates(kinds, query, want, range));
       ranked = await time('rerank', () =>
-        request.strategy === 'tempralm'
-          ? rankTempralm(pool, request.tq, request.k, request.alpha, request.includeFuture)
-          : rankGeneric(pool, request.k),
+        request.recency
+          ? rankLatest(pool, request.topic ?? request.q, request.tq, request.k, request.includeFuture)
+          : request.strategy === 'tempralm'
+            ? rankTempralm(pool, request.tq, request.k, request.alpha, request.includeFuture)
+            : rankGeneric(pool, request.k),
       );
     }
     let via = new Map<string, string>();
     if ((request.hops ?? 1) > 1) {
       const first = ranked;
-      ({ ranked, via } = await time('hop', () =>
-        this.secondHop(kinds, queryVector, range, first, entities, request.k),
-      ));
+      ({ ranked, via } = await time('hop', () => this.secondHop(kinds, query, range, first, entities, request.k)));
     }
     const urls = await time('cite', () => this.chunkUrls(ranked.map((r) => r.candidate.source)));
     return {
@@ -199,7 +324,7 @@ export class Retriever {
    */
   private async secondHop(
     kinds: DatastoreKind[],
-    vector: number[],
+    query: QueryTexts,
     range: DocumentFilter,
     first: Ranked<Hit>[],
     asked: LinkedEntity[],
@@ -210,14 +335,14 @@ export class Retriever {
     // An interaction's entity_ids are its subject and object (index-documents); a chunk's, its entities.
     for (const r of first) {
       for (const id of new Set(r.candidate.source.entity_ids ?? [])) {
-        if (!own.has(id)) weight.set(id, (weight.get(id) ?? 0) + r.semantic);
+        if (!own.has(id)) weight.set(id, (weight.get(id) ?? 0) + r.relevance);
       }
     }
     const bridges = [...weight.entries()]
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
       .slice(0, BRIDGE_ENTITIES)
       .map(([id]) => id);
-    const found = await Promise.all(bridges.map((id) => this.nearest(kinds, vector, k, { ...range, entityId: id })));
+    const found = await Promise.all(bridges.map((id) => this.candidates(kinds, query, k, { ...range, entityId: id })));
     const seen = new Set(first.map((r) => r.candidate.id));
     const via = new Map<string, string>();
     const hop: Ranked<Hit>[] = [];
@@ -226,7 +351,7 @@ export class Retriever {
         if (seen.has(hit.id)) continue;
         seen.add(hit.id);
         via.set(hit.id, bridges[i]!);
-        hop.push({ candidate: hit, score: hit.score, semantic: hit.score });
+        hop.push({ candidate: hit, score: hit.score, relevance: hit.score });
       }
     });
     hop.sort((a, b) => b.score - a.score || a.candidate.id.localeCompare(b.candidate.id));
@@ -253,10 +378,16 @@ export class Retriever {
       limit,
       timeoutMs: this.timeoutMs,
     });
-    const hits: Hit[] = found.map((source) => ({ id: source.id, score: 1, published_at: source.published_at, source }));
+    const hits: Hit[] = found.map((source) => ({
+      id: source.id,
+      score: 1,
+      published_at: source.published_at,
+      words: source.text,
+      source,
+    }));
     const urls = await this.chunkUrls(hits.map((h) => h.source));
     return {
-      items: hits.map((candidate) => this.item({ candidate, score: 1, semantic: 1 }, urls)),
+      items: hits.map((candidate) => this.item({ candidate, score: 1, relevance: 1 }, urls)),
       timings_ms: { retrieve: Math.round((performance.now() - started) * 100) / 100 },
     };
   }
@@ -279,21 +410,59 @@ export class Retriever {
     });
   }
 
-  /** The nearest documents, without repeats of a text already found on the same day (best first). */
-  private async nearest(kinds: DatastoreKind[], vector: number[], k: number, filter: DocumentFilter): Promise<Hit[]> {
-    const found = await this.options.datastore.nearest({ kinds, vector, k, filter, timeoutMs: this.timeoutMs });
+  /**
+   * The most relevant documents that pass the filter, best first: the nearest vectors and the best
+   * BM25 matches, fetched at once and fused, without repeats of a text already found on the same day.
+   */
+  private async candidates(
+    kinds: DatastoreKind[],
+    query: QueryTexts,
+    k: number,
+    filter: DocumentFilter,
+  ): Promise<Hit[]> {
+    const ask = { kinds, k, filter, timeoutMs: this.timeoutMs };
+    const [dense, lexical] = await Promise.all([
+      query.fusion === 'lexical' ? [] : this.options.datastore.nearest({ ...ask, vector: query.vector }),
+      query.fusion === 'dense' ? [] : this.options.datastore.lexical({ ...ask, text: query.lexical }),
+    ]);
+    const fused = fuseRankings(
+      dense.map((d) => ({ id: d.document.id, score: d.score })),
+      lexical.map((d) => ({ id: d.document.id, score: d.score })),
+      { mode: query.fusion, ...(query.lexicalWeight === undefined ? {} : { lexicalWeight: query.lexicalWeight }) },
+    );
+    const documents = new Map([...dense, ...lexical].map((d) => [d.document.id, d.document]));
+    const hits = [...fused.entries()]
+      .map(([id, f]): Hit => {
+        const source = documents.get(id)!;
+        return {
+          id,
+          score: f.relevance,
+          published_at: source.published_at,
+          words: [
+            source.title ?? '',
+            source.text,
+            ...(source.entity_names ?? []),
+            source.subject_name ?? '',
+            source.object_name ?? '',
+          ].join(' '),
+          source,
+          ...(f.dense === undefined ? {} : { dense: f.dense }),
+          ...(f.lexical === undefined ? {} : { lexical: f.lexical }),
+        };
+      })
+      .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
     const seen = new Set<string>();
-    const hits: Hit[] = [];
-    for (const { document, score } of found) {
-      const key = `${publishedDay(document.published_at)} ${document.text
-        .trim()
-        .replace(/[.\s]+$/, '')
-        .toLowerCase()}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      hits.push({ id: document.id, score, published_at: document.published_at, source: document });
-    }
-    return hits;
+    return hits
+      .filter((hit) => {
+        const key = `${publishedDay(hit.published_at)} ${hit.source.text
+          .trim()
+          .replace(/[.\s]+$/, '')
+          .toLowerCase()}`;
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      })
+      .slice(0, k);
   }
 
   /**
@@ -338,11 +507,15 @@ export class Retriever {
       published_at: new Date(ranked.candidate.published_at).toISOString(),
       url,
       score: ranked.score,
-      semantic_score: ranked.semantic,
+      relevance: ranked.relevance,
+      ...(ranked.candidate.dense === undefined ? {} : { semantic_score: ranked.candidate.dense }),
+      ...(ranked.candidate.lexical === undefined ? {} : { lexical_score: ranked.candidate.lexical }),
       ...(ranked.temporal === undefined ? {} : { temporal_score: ranked.temporal }),
       ...(ranked.dayDistance === undefined ? {} : { day_distance: ranked.dayDistance }),
       ...(viaEntity === undefined ? {} : { via_entity: viaEntity }),
       entity_ids: s.entity_ids ?? [],
+      ...(s.title ? { title: s.title } : {}),
+      ...(s.entity_names ? { entity_names: s.entity_names } : {}),
       ...(s.kind === 'interaction'
         ? {
             subject: { id: s.subject_id ?? '', name: s.subject_name ?? '' },

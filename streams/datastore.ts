@@ -22,6 +22,10 @@ export interface StoredDocument {
   published_at: number;
   urls?: string[];
   entity_ids?: string[];
+  /** Chunks: the headline of their article. */
+  title?: string;
+  /** Chunks: the names of their marked entities. */
+  entity_names?: string[];
   subject_id?: string;
   subject_name?: string;
   object_id?: string | null;
@@ -32,7 +36,10 @@ export interface StoredDocument {
 
 export interface ScoredDocument {
   document: StoredDocument;
-  /** Cosine similarity mapped to [0, 1] as Elasticsearch scores it: (1 + cos) / 2. */
+  /**
+   * `nearest`: cosine similarity mapped to [0, 1] as Elasticsearch scores it, (1 + cos) / 2.
+   * `lexical`: the BM25 score (unbounded; comparable within one answer only).
+   */
   score: number;
 }
 
@@ -71,6 +78,32 @@ export function timeBounds(filter: DocumentFilter): { from: number; to: number }
 export interface NearestRequest {
   kinds: readonly DatastoreKind[];
   vector: readonly number[];
+  k: number;
+  filter: DocumentFilter;
+  timeoutMs: number;
+}
+
+/**
+ * The fields lexical search scores, with their weights: a document's text, its article's headline
+ * (chunks) and the names of its entities (a chunk's marked entities, an interaction's subject and
+ * object). BM25 per field, summed with these weights, on both datastores (Elasticsearch's
+ * `most_fields`; the embedded datastore's inverted index sums the same way).
+ */
+export const LEXICAL_FIELDS: Readonly<Record<string, number>> = {
+  text: 1,
+  title: 1,
+  entity_names: 0.5,
+  subject_name: 0.5,
+  object_name: 0.5,
+};
+
+/** BM25's parameters, Lucene's defaults, used by both datastores. */
+export const BM25 = { k1: 1.2, b: 0.75 } as const;
+
+export interface LexicalRequest {
+  kinds: readonly DatastoreKind[];
+  /** The words to look for; any of them may match (BM25 ranks by how many and how rare). */
+  text: string;
   k: number;
   filter: DocumentFilter;
   timeoutMs: number;
@@ -150,6 +183,11 @@ export interface Datastore {
   embeddingModel(kind: DatastoreKind): Promise<string | undefined>;
   /** The k documents most similar to `vector` that pass the filter, best first. */
   nearest(request: NearestRequest): Promise<ScoredDocument[]>;
+  /**
+   * The k documents that pass the filter whose text, headline and entity names best match the words
+   * of `text` by BM25 over `LEXICAL_FIELDS` (no stemming; lower-cased Unicode words), best first.
+   */
+  lexical(request: LexicalRequest): Promise<ScoredDocument[]>;
   /** Documents that pass the filter, without a vector (timelines, citation look-ups). */
   list(request: ListRequest): Promise<StoredDocument[]>;
   /** How many documents pass the filter, per UTC day or hour of `published_at` (empty buckets left out). */

@@ -1,4 +1,4 @@
-import type { Client } from '@elastic/elasticsearch';
+import type { Client, estypes } from '@elastic/elasticsearch';
 import {
   datastoreNames,
   datastoreTemplate,
@@ -39,7 +39,41 @@ export async function ensureDatastores(
         );
       }
     }
-    await client.indices.putIndexTemplate(datastoreTemplate(kind, embedding, options.prefix, options));
+    const template = datastoreTemplate(kind, embedding, options.prefix, options);
+    await client.indices.putIndexTemplate(template);
+    await addNewFields(client, kind, template.template?.mappings?.properties ?? {}, options.prefix);
+  }
+}
+
+/**
+ * A template change reaches only the months created after it. Fields a newer version declares (the
+ * chunks' `title`, say) are added to the existing monthly indices too, or their strict mappings would
+ * refuse every document this version writes there. Adding a field is allowed on a live index; only
+ * the missing ones are sent, so an up-to-date datastore needs no more than reading its mappings.
+ */
+async function addNewFields(
+  client: Client,
+  kind: DatastoreKind,
+  declared: Record<string, estypes.MappingProperty>,
+  prefix?: string,
+): Promise<void> {
+  const indices = await monthlyIndices(client, kind, prefix);
+  if (indices.length === 0) return;
+  const mappings = await client.indices.getMapping({ index: indices.join(',') });
+  for (const [index, { mappings: current }] of Object.entries(mappings)) {
+    const missing = Object.fromEntries(
+      Object.entries(declared).filter(([field]) => current.properties?.[field] === undefined),
+    );
+    if (Object.keys(missing).length === 0) continue;
+    await client.indices.putMapping({ index, properties: missing }).catch((error: unknown) => {
+      const status = (error as { meta?: { statusCode?: number } }).meta?.statusCode;
+      if (status !== 403) throw error;
+      throw new DatastoreMismatchError(
+        `${index} lacks the fields ${Object.keys(missing).join(', ')} that this version writes, and this key may ` +
+          `not add them: add them once with a key allowed to manage the index (PUT ${index}/_mapping), or ` +
+          `let the month end`,
+      );
+    });
   }
 }
 

@@ -15,6 +15,8 @@ import {
   type DocumentFilter,
   type HistogramBucket,
   type HistogramRequest,
+  LEXICAL_FIELDS,
+  type LexicalRequest,
   type ListRequest,
   type MonthStats,
   type NearestRequest,
@@ -29,6 +31,8 @@ const SOURCE_FIELDS = [
   'id',
   'kind',
   'text',
+  'title',
+  'entity_names',
   'published_at',
   'urls',
   'entity_ids',
@@ -182,6 +186,46 @@ export class ElasticsearchDatastore implements Datastore {
             // explored (TempRALM's over-retrieval) costs little, exploring deeper costs a lot.
             num_candidates: Math.min(10_000, Math.max(100, request.k * 2)),
             ...(filter.length > 0 ? { filter } : {}),
+          },
+          size: request.k,
+          _source: SOURCE_FIELDS,
+          ignore_unavailable: true,
+          allow_no_indices: true,
+          timeout: `${request.timeoutMs}ms`,
+        },
+        { requestTimeout: request.timeoutMs },
+      )
+      .catch((error: unknown) => {
+        throw translated(error, request.timeoutMs);
+      });
+    return response.hits.hits.flatMap((hit) =>
+      hit._source ? [{ document: stored(hit._source), score: hit._score ?? 0 }] : [],
+    );
+  }
+
+  /**
+   * BM25 over the text, headline and entity names (`most_fields`: each field's score, weighted, summed),
+   * in query context, with the filter in filter context so it does not score.
+   */
+  async lexical(request: LexicalRequest): Promise<ScoredDocument[]> {
+    if (request.text.trim() === '') return [];
+    const response = await this.es
+      .search<Source>(
+        {
+          index: this.targets(request.kinds, request.filter),
+          query: {
+            bool: {
+              must: [
+                {
+                  multi_match: {
+                    query: request.text,
+                    type: 'most_fields',
+                    fields: Object.entries(LEXICAL_FIELDS).map(([field, weight]) => `${field}^${weight}`),
+                  },
+                },
+              ],
+              filter: filterClauses(request.filter),
+            },
           },
           size: request.k,
           _source: SOURCE_FIELDS,

@@ -1,4 +1,6 @@
+import MiniSearch from 'minisearch';
 import { publishedDay } from '../processors/index-documents.js';
+import { analyseWords } from '../processors/query/analyse-words.js';
 import {
   datastoreNames,
   datastoreTemplate,
@@ -15,6 +17,9 @@ import {
   type HistogramBucket,
   type HistogramRequest,
   type IndexRequest,
+  BM25,
+  LEXICAL_FIELDS,
+  type LexicalRequest,
   type ListRequest,
   type MonthStats,
   type NearestRequest,
@@ -71,6 +76,29 @@ function passes(entry: Entry, filter: DocumentFilter): boolean {
   return true;
 }
 
+type LexicalIndex = MiniSearch<StoredDocument>;
+
+/** An inverted index over one monthly index's documents: BM25 (no BM25+ floor) over `LEXICAL_FIELDS`. */
+function lexicalIndex(): LexicalIndex {
+  return new MiniSearch<StoredDocument>({
+    fields: Object.keys(LEXICAL_FIELDS),
+    idField: 'id',
+    extractField: (document, field) => {
+      const value = (document as unknown as Record<string, unknown>)[field];
+      return Array.isArray(value) ? value.join(' ') : typeof value === 'string' ? value : '';
+    },
+    tokenize: analyseWords,
+    processTerm: (term) => term,
+    searchOptions: {
+      boost: { ...LEXICAL_FIELDS },
+      combineWith: 'OR',
+      prefix: false,
+      fuzzy: false,
+      bm25: { k: BM25.k1, b: BM25.b, d: 0 },
+    },
+  });
+}
+
 function text(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
@@ -91,6 +119,11 @@ export class EmbeddedDatastore implements Datastore {
   private readonly templates = new Map<DatastoreKind, Template>();
   /** Monthly index name → id → entry. */
   private readonly indices = new Map<string, Map<string, Entry>>();
+  /**
+   * Monthly index name → its inverted index. One per month, as Elasticsearch keeps term statistics
+   * per index (one shard each): BM25's document frequencies are those of the month, on both.
+   */
+  private readonly lexicalIndices = new Map<string, LexicalIndex>();
 
   constructor(readonly prefix = 'neon') {}
 
@@ -154,6 +187,32 @@ export class EmbeddedDatastore implements Datastore {
     return Promise.resolve(best.map(({ entry, cos }) => ({ document: entry.document, score: (1 + cos) / 2 })));
   }
 
+  lexical(request: LexicalRequest): Promise<ScoredDocument[]> {
+    if (analyseWords(request.text).length === 0) return Promise.resolve([]);
+    const bounds = timeBounds(request.filter);
+    const found: ScoredDocument[] = [];
+    for (const kind of request.kinds) {
+      const names = datastoreNames(kind, this.prefix);
+      for (const index of this.monthsOf(kind)) {
+        const month = monthOfIndex(names, index)!;
+        if (monthEnd(month) <= bounds.from || month > bounds.to) continue;
+        const entries = this.indices.get(index)!;
+        const hits = this.lexicalIndices.get(index)?.search(request.text, {
+          filter: (hit) => {
+            const entry = entries.get(String(hit.id));
+            return entry !== undefined && passes(entry, request.filter);
+          },
+        });
+        for (const hit of hits ?? []) {
+          const entry = entries.get(String(hit.id));
+          if (entry) found.push({ document: entry.document, score: hit.score });
+        }
+      }
+    }
+    found.sort((a, b) => b.score - a.score || (a.document.id < b.document.id ? -1 : 1));
+    return Promise.resolve(found.slice(0, request.k));
+  }
+
   list(request: ListRequest): Promise<StoredDocument[]> {
     const found = [...this.candidates([request.kind], request.filter)].map((e) => e.document);
     if (request.order === 'newest') {
@@ -215,6 +274,8 @@ export class EmbeddedDatastore implements Datastore {
       id: id!,
       kind: documentKind as StoredDocument['kind'],
       text: text(doc['text']) ?? '',
+      ...(text(doc['title']) !== undefined ? { title: text(doc['title'])! } : {}),
+      ...(strings(doc['entity_names']) ? { entity_names: strings(doc['entity_names'])! } : {}),
       published_at: t,
       ...(strings(doc['urls']) ? { urls: strings(doc['urls'])! } : {}),
       ...(strings(doc['entity_ids']) ? { entity_ids: strings(doc['entity_ids'])! } : {}),
@@ -233,6 +294,14 @@ export class EmbeddedDatastore implements Datastore {
     // `create` keeps the first version (a replay is done, as a 409 on create is for the bulk sink).
     if (request.op === 'create' && index.has(request.id)) return;
     index.set(request.id, { document: stored, day: publishedDay(t), vector: unit(values as number[]) });
+    let lexical = this.lexicalIndices.get(request.index);
+    if (!lexical) {
+      lexical = lexicalIndex();
+      this.lexicalIndices.set(request.index, lexical);
+    }
+    // Overwrite by id, as a re-indexed Elasticsearch document replaces the old one's terms.
+    if (lexical.has(stored.id)) lexical.discard(stored.id);
+    lexical.add(stored);
   }
 
   writer(options: DatastoreWriterOptions): Sink<IndexRequest> {
@@ -274,12 +343,16 @@ export class EmbeddedDatastore implements Datastore {
   dropMonthsBefore(kind: DatastoreKind, keepFrom: number): Promise<string[]> {
     const names = datastoreNames(kind, this.prefix);
     const dropped = this.monthsOf(kind).filter((index) => monthEnd(monthOfIndex(names, index)!) <= keepFrom);
-    for (const index of dropped) this.indices.delete(index);
+    for (const index of dropped) {
+      this.indices.delete(index);
+      this.lexicalIndices.delete(index);
+    }
     return Promise.resolve(dropped);
   }
 
   destroy(): Promise<void> {
     this.indices.clear();
+    this.lexicalIndices.clear();
     this.templates.clear();
     return Promise.resolve();
   }

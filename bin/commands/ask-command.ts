@@ -1,6 +1,12 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
-import { parseSearchRequest } from '../../processors/query/search-request.js';
+import {
+  DEFAULT_FUSION,
+  DEFAULT_STORE,
+  DEFAULT_STRATEGY,
+  parseSearchRequest,
+} from '../../processors/query/search-request.js';
+import { FUSION_MODES } from '../../processors/query/fuse-rankings.js';
 import { spellDate } from '../../processors/query/reformulate-query.js';
 import { chatModelFromEnv } from '../../processors/extract/openai-chat-model.js';
 import { answerQuestion, type AnswerResult } from '../../service/answer-question.js';
@@ -16,12 +22,14 @@ interface AskFlags {
   date?: string;
   strategy: string;
   store: string;
+  fusion: string;
   k: string;
   windowDays: string;
   hops: string;
   constraint: string;
   constraintDate?: string;
   includeFuture?: boolean;
+  timeWords: boolean;
   link: boolean;
   api?: string;
   json?: boolean;
@@ -57,14 +65,19 @@ export function registerAskCommand(program: Command): void {
     .description('answer a question as of a date, with citations, from the indexed news')
     .argument('<question>', 'the question, e.g. "Doja Cat news"')
     .option('--date <date>', 'query time t_q: YYYY-MM-DD (end of that day, UTC) or ISO 8601; default now')
-    .option('--strategy <strategy>', 'tempralm | temporal | generic', 'tempralm')
-    .option('--store <store>', 'interactions | chunks | both', 'interactions')
+    .option('--strategy <strategy>', 'tempralm | temporal | generic', DEFAULT_STRATEGY)
+    .option('--store <store>', 'interactions | chunks | both', DEFAULT_STORE)
+    .option('--fusion <fusion>', `${FUSION_MODES.join(' | ')}: how lexical and dense relevance combine`, DEFAULT_FUSION)
     .option('-k <k>', 'items to retrieve (1–100)', '10')
     .option('--window-days <r>', 'temporal widening ±r days, and the half-width of --constraint around', '7')
     .option('--constraint <c>', 'none | before | after | around (relative to --constraint-date)', 'none')
     .option('--constraint-date <date>', 'anchor of --constraint; default the query time')
     .option('--hops <n>', '2: also follow the entities the first results connect the question to (multi-hop)', '1')
     .option('--include-future', 'also retrieve what was published after the query time')
+    .option(
+      '--no-time-words',
+      'do not read the question\'s own time words ("last week", "the latest") as its time scope',
+    )
     .option('--no-link', 'do not read the entity registry from Kafka to link the question')
     .option('--api <url>', 'ask a running neon-stream (default: NEON_API_URL, or the running neon start)')
     .option('--json', 'print the result as JSON')
@@ -76,11 +89,13 @@ export function registerAskCommand(program: Command): void {
           k: flags.k,
           strategy: flags.strategy,
           store: flags.store,
+          fusion: flags.fusion,
           window_days: flags.windowDays,
           constraint: flags.constraint,
           hops: flags.hops,
           ...(flags.constraintDate ? { constraint_date: flags.constraintDate } : {}),
           ...(flags.includeFuture ? { include_future: true } : {}),
+          time_words: flags.timeWords,
         },
         Date.now(),
       );
@@ -94,11 +109,14 @@ export function registerAskCommand(program: Command): void {
           k: String(r.k),
           strategy: r.strategy,
           store: r.store,
+          fusion: r.fusion ?? DEFAULT_FUSION,
           window_days: String(r.windowDays),
           constraint: r.constraint,
-          constraint_date: new Date(r.constraintAt).toISOString(),
+          // Only a date the user gave: an explicit one replaces the question's own time words.
+          ...(flags.constraintDate ? { constraint_date: new Date(r.constraintAt).toISOString() } : {}),
           include_future: String(r.includeFuture),
           hops: String(r.hops ?? 1),
+          time_words: String(flags.timeWords),
         });
         printAnswer(await callService<AnswerResult>(service, `/v1/ask?${query.toString()}`), parsed.request, flags);
         return;

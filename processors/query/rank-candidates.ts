@@ -1,16 +1,24 @@
 /**
- * The retrieval strategies of the seed papers, as pure functions over candidates (the search that
- * fetches them is in `service/retrieve.ts`):
+ * The retrieval strategies of the seed papers, as pure functions over candidates that carry a fused
+ * relevance (dense similarity and BM25, see `fuse-rankings.ts`; the search that fetches them is in
+ * `service/retrieve.ts`):
  *
  * - **temporal** (NEON §2.2): the top-k whose day equals t_q's day; when fewer than k, widened ring
- *   by ring to ±r days (closest day first, then similarity);
- * - **generic** (NEON §2.2): the top-k by similarity of q′ alone;
- * - **tempralm** (TempRALM eq. 2–5): semantic score plus τ = α / (t_q − t_d), τ normalised to the
- *   candidates' semantic-score mean and std; documents after t_q score −∞ (dropped).
+ *   by ring to ±r days (closest day first, then relevance);
+ * - **generic** (NEON §2.2): the top-k by relevance alone;
+ * - **tempralm** (TempRALM eq. 2–5): relevance plus α times the temporal score τ = 1 / (t_q − t_d),
+ *   τ standardised over the candidates and put on the relevance scores' scale, so α is the weight of
+ *   time against relevance (0: relevance alone; 1: as much spread as relevance has); documents after
+ *   t_q score −∞ (dropped);
+ * - **latest** (the question's recency intent, META): the most recent of the candidates that cover
+ *   the question's content words about as well as the best-covering candidate does, then the rest by
+ *   relevance — "who won the final?" gets the last final before t_q, not a later first-round report
+ *   nor an older final.
  *
- * META's time constraints (before / after / around / none) and the as-of rule are filters, applied
- * before any strategy (see `timeFilter`).
+ * META's time constraints (before / after / around / none), the question's own window and the as-of
+ * rule are filters, applied before any strategy (see `timeFilter`).
  */
+import { analyseWords, contentWords } from './analyse-words.js';
 import type { SearchRequest } from './search-request.js';
 
 export const DAY_MS = 86_400_000;
@@ -19,7 +27,7 @@ const MIN_GAP_DAYS = 1 / 24;
 
 export interface Candidate {
   id: string;
-  /** The engine's similarity score for q′ (cosine, mapped to [0, 1] by Elasticsearch). */
+  /** Relevance to the question: the fused dense and lexical score (larger is better). */
   score: number;
   published_at: number;
 }
@@ -28,7 +36,8 @@ export interface Ranked<C extends Candidate> {
   candidate: C;
   /** The strategy's final score (what the ranking sorts on, after ring order for temporal). */
   score: number;
-  semantic: number;
+  /** The candidate's relevance, before time entered the score. */
+  relevance: number;
   /** TempRALM's normalised temporal score. */
   temporal?: number;
   /** |day(t_d) − day(t_q)| for temporal. */
@@ -69,7 +78,7 @@ export function rankGeneric<C extends Candidate>(candidates: readonly C[], k: nu
   return [...candidates]
     .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
     .slice(0, k)
-    .map((candidate) => ({ candidate, score: candidate.score, semantic: candidate.score }));
+    .map((candidate) => ({ candidate, score: candidate.score, relevance: candidate.score }));
 }
 
 /** Ring order (closest day first), similarity within a ring. */
@@ -87,7 +96,7 @@ export function rankTemporal<C extends Candidate>(candidates: readonly C[], tq: 
     .map(({ candidate, distance }) => ({
       candidate,
       score: candidate.score,
-      semantic: candidate.score,
+      relevance: candidate.score,
       dayDistance: distance,
     }));
 }
@@ -108,16 +117,72 @@ export function rankTempralm<C extends Candidate>(
   // Eq. 5: a document from after the query time can not be retrieved.
   const eligible = includeFuture ? [...candidates] : candidates.filter((c) => c.published_at <= tq);
   if (eligible.length === 0) return [];
-  const tau = eligible.map((c) => alpha / Math.max(Math.abs(tq - c.published_at) / DAY_MS, MIN_GAP_DAYS));
-  const semantic = meanStd(eligible.map((c) => c.score));
+  const tau = eligible.map((c) => 1 / Math.max(Math.abs(tq - c.published_at) / DAY_MS, MIN_GAP_DAYS));
+  const relevance = meanStd(eligible.map((c) => c.score));
   const temporal = meanStd(tau);
   return eligible
     .map((candidate, i) => {
-      // Eq. 3–4: τ standardised over the candidates, then put on the semantic scores' scale.
-      const normalised =
-        temporal.std > 0 ? ((tau[i]! - temporal.mean) / temporal.std) * semantic.std + semantic.mean : semantic.mean;
-      return { candidate, score: candidate.score + normalised, semantic: candidate.score, temporal: normalised };
+      // Eq. 3–4: τ standardised over the candidates and put on the relevance scores' scale. α weighs
+      // it: written as the paper does (α inside τ before standardising) it would cancel out.
+      const standardised = temporal.std > 0 ? ((tau[i]! - temporal.mean) / temporal.std) * relevance.std : 0;
+      const weighted = alpha * standardised;
+      return { candidate, score: candidate.score + weighted, relevance: candidate.score, temporal: weighted };
     })
     .sort((a, b) => b.score - a.score || a.candidate.id.localeCompare(b.candidate.id))
     .slice(0, k);
+}
+
+/** What `rankLatest` reads of a candidate besides its relevance and time: the words it can be matched on. */
+export interface WordedCandidate extends Candidate {
+  words: string;
+}
+
+/** How far below the best coverage a candidate may fall and still count as matching the question. */
+export const LATEST_COVERAGE_SLACK = 0.1;
+
+/**
+ * The most recent matching document first. A candidate's coverage is the share of the question's
+ * content words it contains, each word weighted by its rarity among the candidates (IDF), so the
+ * word that tells this event from its neighbours ("final" among reports of one tournament) counts
+ * most. The candidates whose coverage is within `LATEST_COVERAGE_SLACK` of the best come first,
+ * newest first (relevance breaks ties); the others follow by relevance. Nothing after t_q.
+ */
+export function rankLatest<C extends WordedCandidate>(
+  candidates: readonly C[],
+  question: string,
+  tq: number,
+  k: number,
+  includeFuture = false,
+): Ranked<C>[] {
+  const eligible = includeFuture ? [...candidates] : candidates.filter((c) => c.published_at <= tq);
+  if (eligible.length === 0) return [];
+  const asked = contentWords(question);
+  const wordsOf = eligible.map((c) => new Set(analyseWords(c.words)));
+  const weight = new Map(
+    asked.map((w) => {
+      const n = wordsOf.filter((words) => words.has(w)).length;
+      return [w, Math.log(1 + (eligible.length - n + 0.5) / (n + 0.5))];
+    }),
+  );
+  const total = [...weight.values()].reduce((a, b) => a + b, 0);
+  const coverage = wordsOf.map((words) =>
+    total === 0 ? 1 : asked.reduce((sum, w) => sum + (words.has(w) ? weight.get(w)! : 0), 0) / total,
+  );
+  const best = Math.max(...coverage);
+  const ranked = eligible.map((candidate, i) => ({
+    candidate,
+    matching: coverage[i]! >= best - LATEST_COVERAGE_SLACK,
+    score: candidate.score,
+    relevance: candidate.score,
+  }));
+  return ranked
+    .sort(
+      (a, b) =>
+        Number(b.matching) - Number(a.matching) ||
+        (a.matching ? b.candidate.published_at - a.candidate.published_at : 0) ||
+        b.relevance - a.relevance ||
+        a.candidate.id.localeCompare(b.candidate.id),
+    )
+    .slice(0, k)
+    .map(({ candidate, score, relevance }) => ({ candidate, score, relevance }));
 }

@@ -102,15 +102,53 @@ export function spellDate(t: number): string {
 }
 
 export interface Reformulated {
+  /** q′ as NEON writes it: the question with canonical entity names and the query date spelled out. */
   text: string;
+  /** What the dense retriever embeds: q′ with or without the date (see `ReformulateOptions`). */
+  embedded: string;
+  /** What lexical search matches: the question's words and the canonical names of its entities. */
+  lexical: string;
   entities: LinkedEntity[];
 }
 
-export function reformulate(query: string, tq: number, linker?: EntityLinker): Reformulated {
+export interface ReformulateOptions {
+  /**
+   * Write the query date into the embedded text, as NEON's q′ does. Off by default: time enters the
+   * ranking (filters, TempRALM, recency) instead, because a date in both the query and the documents'
+   * texts makes dense similarity match dates rather than subjects.
+   */
+  dateInText?: boolean;
+  /**
+   * The question without its time words ("last week", "in March 2023"), when they were understood:
+   * those words are constraints, not subject matter, and searched for they would match any text that
+   * happens to name that week or month.
+   */
+  topic?: string;
+}
+
+export function reformulate(
+  query: string,
+  tq: number,
+  linker?: EntityLinker,
+  options: ReformulateOptions = {},
+): Reformulated {
   const entities = linker?.link(query) ?? [];
-  let text = query.trim();
-  for (const entity of entities) {
-    if (entity.surface !== entity.name) text = text.replace(entity.surface, entity.name);
-  }
-  return { text: `${text}, ${spellDate(tq)}`, entities };
+  const canonical = (text: string): string => {
+    let named = text.trim();
+    for (const entity of entities) {
+      if (entity.surface !== entity.name) named = named.replace(entity.surface, entity.name);
+    }
+    return named;
+  };
+  const text = canonical(query);
+  const topic = canonical(options.topic ?? query) || text;
+  // An alias the question used ("Merz") and the canonical name ("Friedrich Merz") may both be in the
+  // documents: lexical search looks for either.
+  const aliases = entities.filter((e) => e.surface !== e.name && !topic.includes(e.surface)).map((e) => e.surface);
+  return {
+    text: `${text}, ${spellDate(tq)}`,
+    embedded: options.dateInText ? `${topic}, ${spellDate(tq)}` : topic,
+    lexical: [topic, ...aliases].join(' '),
+    entities,
+  };
 }

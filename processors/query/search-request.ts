@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { FUSION_MODES, type FusionMode } from './fuse-rankings.js';
+import type { ExplicitTimeParameters } from './understand-question-time.js';
 
 /**
  * A retrieval request, as the HTTP API, the CLI and the Kafka request topic all take it, with the
@@ -17,6 +19,15 @@ export const MAX_QUERY_CHARS = 512;
 export const MAX_WINDOW_DAYS = 366;
 /** Rounds of retrieval along the entity graph (EventRAG's multi-hop): 1 is the question alone. */
 export const MAX_HOPS = 2;
+/**
+ * The defaults every interface (API, CLI, dashboard, Kafka requests) shares, chosen on the RealTime QA
+ * evaluation (`npm run eval -- realtimeqa`; the figures are in the README).
+ */
+export const DEFAULT_STRATEGY: Strategy = 'tempralm';
+export const DEFAULT_STORE: Store = 'interactions';
+export const DEFAULT_FUSION: FusionMode = 'rrf';
+/** TempRALM's α: the weight of recency against relevance. */
+export const DEFAULT_ALPHA = 1;
 
 const instant = z.union([
   z.iso.datetime({ offset: true }).transform((s) => Date.parse(s)),
@@ -34,20 +45,30 @@ export const searchRequestSchema = z
      * often as the paper's exact-day `temporal` on every store (interactions 0.375 vs 0.167, chunks
      * 0.667 vs 0.333), which fills k with whatever the query day holds, related or not.
      */
-    strategy: z.enum(STRATEGIES).default('tempralm'),
-    store: z.enum(STORES).default('interactions'),
+    strategy: z.enum(STRATEGIES).default(DEFAULT_STRATEGY),
+    store: z.enum(STORES).default(DEFAULT_STORE),
     constraint: z.enum(CONSTRAINTS).default('none'),
     /** Anchor of the constraint; default the query time. */
     constraint_date: instant.optional(),
     /** r of the temporal widening and the half-width of `around`. */
     window_days: z.coerce.number().int().min(0).max(MAX_WINDOW_DAYS).default(7),
     /** TempRALM's α (scale of the temporal score before normalisation). */
-    alpha: z.coerce.number().positive().max(1000).default(1),
+    alpha: z.coerce.number().min(0).max(1000).default(DEFAULT_ALPHA),
     /**
      * 2: also retrieve the events of the entities the first results connect the question to
      * (EventRAG-style multi-hop over the interaction graph), under the same time bounds.
      */
     hops: z.coerce.number().int().min(1).max(MAX_HOPS).default(1),
+    /**
+     * How lexical (BM25) and dense relevance are fused: reciprocal-rank fusion, a calibrated weighted
+     * sum, or one of them alone.
+     */
+    fusion: z.enum(FUSION_MODES).default(DEFAULT_FUSION),
+    /**
+     * Read the question's own time words ("last week", "in March 2023", "the latest") as its time
+     * scope and recency (default). An explicit `constraint` or `constraint_date` replaces the scope.
+     */
+    time_words: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(true),
     /** Explicitly allow documents published after the query time (never the default). */
     include_future: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(false),
   })
@@ -73,6 +94,20 @@ export interface SearchRequest {
    * inclusive bounds in ms, intersected with the constraint and the as-of rule. Absent: no window.
    */
   window?: { from?: number; to?: number };
+  /** How lexical and dense relevance are fused; absent means the default. */
+  fusion?: FusionMode;
+  /** `weighted` fusion: the lexical share (absent: the default weight). */
+  lexicalWeight?: number;
+  /** Write the query date into the embedded query text (NEON's q′); absent means no. */
+  dateInText?: boolean;
+  /** The question without its time words, when they were understood: what is searched for. */
+  topic?: string;
+  /**
+   * Read the question's time words (see `understand-question-time.ts`) when retrieving; absent means
+   * yes. The time parameters the caller gave itself are listed in `explicit` and win.
+   */
+  timeWords?: boolean;
+  explicit?: ExplicitTimeParameters;
   /**
    * The question asks for the latest state of things ("the latest", "current", a recurring event
    * with no year): among relevant documents, the most recent before the query time is preferred.
@@ -104,6 +139,10 @@ export function parseSearchRequest(input: unknown, now: number): ParsedSearchReq
       alpha: p.alpha,
       includeFuture: p.include_future,
       hops: p.hops,
+      fusion: p.fusion,
+      timeWords: p.time_words,
+      // `constraint=none` is every form's default, not a choice: only a constraint or its date is.
+      explicit: { constraint: p.constraint !== 'none' || p.constraint_date !== undefined },
     },
   };
 }

@@ -147,6 +147,8 @@ export function datastoreTemplate(
       ? {
           article_id: { type: 'keyword' },
           chunk_index: { type: 'integer' },
+          // The article's headline: scored by lexical search beside the text and the entity names.
+          title: { type: 'text', analyzer: 'standard' },
           entity_names: { type: 'text', analyzer: 'standard' },
           marked_text: { type: 'text', index: false },
           provenance,

@@ -1,5 +1,6 @@
 import type { ChatModel } from '../../processors/extract/chat-model.js';
 import {
+  DEFAULT_ALPHA,
   MAX_HOPS,
   MAX_K,
   MAX_QUERY_CHARS,
@@ -48,7 +49,7 @@ export function searchRequestOf(query: Query, defaultWindowDays = 7): SearchRequ
     constraint: query.time_constraint.toLowerCase() as SearchRequest['constraint'],
     constraintAt: query.constraint_at ?? query.t_q,
     windowDays,
-    alpha: 1,
+    alpha: DEFAULT_ALPHA,
     includeFuture: !query.as_of_only,
     hops: query.hops,
   };

@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { chunkDocument, interactionDocument } from '../../processors/index-documents.js';
 import { DAY_MS } from '../../processors/query/rank-candidates.js';
-import { parseSearchRequest, type SearchRequestInput } from '../../processors/query/search-request.js';
+import {
+  parseSearchRequest,
+  type SearchRequest,
+  type SearchRequestInput,
+} from '../../processors/query/search-request.js';
 import { datastoreNames, monthlyIndex } from '../../schemas/elasticsearch/datastore-templates.js';
 import type { Chunk, Interaction } from '../../schemas/records.generated.js';
 import type { Datastore } from '../../streams/datastore.js';
@@ -70,6 +74,37 @@ const HOP_CORPUS: [id: string, t: number, cos: number, subject: string, object: 
   ['h7', Date.UTC(2024, 2, 25), 0.1, 'Bolt', 'Delta'], // after HOP_TQ: never, not even by a hop
   ['h8', Date.UTC(2024, 2, 3), 0.3, 'Bolt', 'Delta'], // before the anchor: outside the constraint
 ];
+
+/**
+ * For lexical and fused ranking: chunks of June 2024 (a month of their own, after the corpora above
+ * and every query time but HYBRID_TQ) whose words and cosines
+ * pull apart. Asked "Australian Open women's final": BM25 ranks the final's report first, the
+ * first-round one (which shares three of the four words) second, and nothing else matches; dense
+ * similarity ranks them the other way round.
+ */
+const HYBRID_TQ = Date.UTC(2024, 5, 30, 12);
+const HYBRID_CORPUS: [id: string, cos: number, title: string, text: string, entities: string[]][] = [
+  ['final', 0.5, 'Sabalenka takes the title', 'Sabalenka wins the Australian Open women’s final in Melbourne.', []],
+  ['rain', 0.9, 'Weather', 'Rain delays first-round matches in Melbourne.', []],
+  ['round', 0.7, 'Tennis', 'Australian Open: two seeds fall in the women’s first round.', []],
+  ['budget', 0.6, 'Economy', 'The treasurer presents the budget to parliament.', []],
+  ['headline', 0.1, 'Grand final tickets sold out', 'Tickets for the match went in minutes.', []],
+  ['named', 0.2, 'Sport', 'A new coach was appointed on Monday.', ['Australian Open']],
+];
+
+function hybridChunk(id: string, title: string, text: string, names: string[]): Chunk {
+  const t = HYBRID_TQ - DAY_MS;
+  return {
+    ...chunk(id, t),
+    id: `hybrid-${id}`,
+    article_id: `art-hybrid-${id}`,
+    text,
+    title,
+    marked_text: text,
+    entity_ids: names.map((n) => `e-${n.toLowerCase().replace(/\s+/g, '-')}`),
+    entities: names.map((n) => ({ id: `e-${n.toLowerCase().replace(/\s+/g, '-')}`, name: n, type: 'EVENT' })),
+  };
+}
 
 function hopInteraction(id: string, t: number, subject: string, object: string): Interaction {
   const entity = (name: string): string => `e-${name.toLowerCase()}`;
@@ -151,6 +186,15 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       ]),
     );
     await Promise.all(
+      HYBRID_CORPUS.map(([id, cos, title, text, names]) =>
+        writer.write({
+          index: monthlyIndex(chunks, HYBRID_TQ - DAY_MS),
+          id: `hybrid-${id}`,
+          document: chunkDocument(hybridChunk(id, title, text, names), at(cos), MODEL, TQ),
+        }),
+      ),
+    );
+    await Promise.all(
       HOP_CORPUS.map(([id, t, cos, subject, object]) =>
         writer.write({
           index: monthlyIndex(interactions, t),
@@ -167,8 +211,15 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
     await under.cleanup();
   });
 
+  /**
+   * The strategies' semantics are checked on dense relevance alone, whose scores the corpus fixes
+   * exactly; lexical and fused relevance have their own tests below.
+   */
   async function ids(input: Partial<SearchRequestInput>): Promise<string[]> {
-    const parsed = parseSearchRequest({ q: 'doja cat news', date: new Date(TQ).toISOString(), ...input }, 0);
+    const parsed = parseSearchRequest(
+      { q: 'doja cat news', date: new Date(TQ).toISOString(), fusion: 'dense', ...input },
+      0,
+    );
     if (!parsed.ok) throw new Error(parsed.problems.join('; '));
     return (await retriever.search(parsed.request)).items.map((item) => item.id);
   }
@@ -193,7 +244,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
 
     it('answers extractively without an LLM: dated lines grouped by day, citations to items with URLs', async () => {
       const base = await serve();
-      const response = await fetch(`${base}/v1/ask?q=doja+cat+news&date=${date}&k=3&strategy=temporal`);
+      const response = await fetch(`${base}/v1/ask?q=doja+cat+news&date=${date}&k=3&strategy=temporal&fusion=dense`);
       expect(response.status).toBe(200);
       const body = (await response.json()) as {
         answer: string;
@@ -238,7 +289,9 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         close: () => Promise.resolve(),
       };
       const base = await serve({ chat });
-      const body = (await (await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal`)).json()) as {
+      const body = (await (
+        await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal&fusion=dense`)
+      ).json()) as {
         answer: string;
         citations: { n: number; id: string }[];
         model: string;
@@ -258,7 +311,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         complete: () => Promise.reject(new ChatModelError('llm_budget_exhausted', 'budget spent', true)),
       };
       const fallback = (await (
-        await fetch(`${await serve({ chat: failing })}/v1/ask?q=doja&date=${date}&k=2&strategy=temporal`)
+        await fetch(`${await serve({ chat: failing })}/v1/ask?q=doja&date=${date}&k=2&strategy=temporal&fusion=dense`)
       ).json()) as {
         model: null;
         fallback: string;
@@ -274,7 +327,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         await fetch(`${base}/v1/search`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ q: 'doja', date, k: 2, strategy: 'generic', store: 'chunks' }),
+          body: JSON.stringify({ q: 'doja', date, k: 2, strategy: 'generic', store: 'chunks', fusion: 'dense' }),
         })
       ).json()) as { items: { id: string; kind: string }[] };
       expect(search.items.map((i) => [i.id, i.kind])).toEqual([
@@ -309,7 +362,9 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       );
       try {
         const base = await serve({ chat });
-        const body = (await (await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal`)).json()) as {
+        const body = (await (
+          await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal&fusion=dense`)
+        ).json()) as {
           answer: string;
           model: string;
           citations: { n: number; id: string; url: string }[];
@@ -323,10 +378,12 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         expect(request!.messages[1]!.content).toContain('Today is August 31, 2023.');
         expect(request!.temperature).toBe(0);
         // A second identical question costs nothing: the client's cache answers.
-        await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal`);
+        await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal&fusion=dense`);
         expect(fake.totals.chatCalls).toBe(1);
         fake.enqueue(fakeReplies.serverError(), fakeReplies.serverError());
-        const down = (await (await fetch(`${base}/v1/ask?q=doja+again&date=${date}&k=3&strategy=temporal`)).json()) as {
+        const down = (await (
+          await fetch(`${base}/v1/ask?q=doja+again&date=${date}&k=3&strategy=temporal&fusion=dense`)
+        ).json()) as {
           model: null;
           fallback: string;
         };
@@ -422,6 +479,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
             constraint: 'after',
             constraint_date: new Date(HOP_ANCHOR).toISOString(),
             hops,
+            fusion: 'dense',
           },
           0,
         );
@@ -451,10 +509,143 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       ]);
     });
 
+    it("reads the question's own time words as its scope, unless the request sets one", async () => {
+      // As of Thursday 31 August 2023: c is of the day before, g of 10 August, f of the 24th.
+      expect(await ids({ q: 'doja cat news yesterday', strategy: 'generic', k: 10 })).toEqual(['c']);
+      expect(await ids({ q: 'doja cat news on August 10', strategy: 'generic', k: 10 })).toEqual(['g']);
+      expect(await ids({ q: 'doja cat news yesterday', strategy: 'generic', k: 3, time_words: false })).toEqual([
+        'd',
+        'g',
+        'c',
+      ]);
+      // The caller's own constraint replaces the question's time scope as a whole.
+      const anchor = new Date(TQ - 5 * DAY_MS).toISOString();
+      expect(
+        await ids({
+          q: 'doja cat news yesterday',
+          strategy: 'generic',
+          k: 10,
+          constraint: 'before',
+          constraint_date: anchor,
+        }),
+      ).toEqual(['g', 'f']);
+      const parsed = parseSearchRequest(
+        { q: 'doja cat news yesterday', date: new Date(TQ).toISOString(), fusion: 'dense' },
+        0,
+      );
+      if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+      const { time, reformulated } = await retriever.search(parsed.request);
+      expect(time).toMatchObject({
+        expressions: ['yesterday'],
+        window: { from: '2023-08-30T00:00:00.000Z', to: '2023-08-30T23:59:59.999Z' },
+        recency: false,
+        applied: true,
+      });
+      expect(time!.explanation).toMatch(/2023-08-30/);
+      expect(reformulated).toBe('doja cat news yesterday, August 31, 2023');
+    });
+
+    describe('lexical, dense and fused relevance', () => {
+      const june = { publishedFrom: Date.UTC(2024, 5, 1), publishedTo: HYBRID_TQ };
+      const asked = 'Australian Open women’s final';
+      const short = (id: string): string => id.replace(/^hybrid-/, '');
+
+      it('lexical: BM25 over the text, the headline and the entity names, under the filter', async () => {
+        const found = await datastore.lexical({
+          kinds: ['chunks'],
+          text: asked,
+          k: 10,
+          filter: june,
+          timeoutMs: 5_000,
+        });
+        const order = found.map((f) => short(f.document.id));
+        // The final's report has all four words; the first-round one three; the others one each, from
+        // their entity names (named: "Australian Open") or headline (headline: "final").
+        expect(order.slice(0, 2)).toEqual(['final', 'round']);
+        expect(new Set(order.slice(2))).toEqual(new Set(['named', 'headline']));
+        expect(found.every((f) => f.score > 0)).toBe(true);
+        expect(found[0]!.document).toMatchObject({ title: 'Sabalenka takes the title', kind: 'chunk' });
+        expect(found[0]!.score).toBeGreaterThan(found[1]!.score);
+        // The filter applies: nothing of June as of the day before the corpus.
+        const before = await datastore.lexical({
+          kinds: ['chunks'],
+          text: asked,
+          k: 10,
+          filter: { ...june, publishedTo: HYBRID_TQ - 3 * DAY_MS },
+          timeoutMs: 5_000,
+        });
+        expect(before).toEqual([]);
+        expect(
+          await datastore.lexical({ kinds: ['chunks'], text: ' ;: ', k: 3, filter: june, timeoutMs: 5_000 }),
+        ).toEqual([]);
+      });
+
+      async function hybridIds(input: Partial<SearchRequestInput>): Promise<string[]> {
+        const parsed = parseSearchRequest(
+          {
+            q: asked,
+            date: new Date(HYBRID_TQ).toISOString(),
+            store: 'chunks',
+            strategy: 'generic',
+            constraint: 'after',
+            constraint_date: '2024-06-01T00:00:00Z',
+            k: 6,
+            // A final named without a year asks for the latest one; here only relevance is under test.
+            time_words: false,
+            ...input,
+          },
+          0,
+        );
+        if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+        return (await retriever.search(parsed.request)).items.map((item) => short(item.id));
+      }
+
+      it('dense: by cosine alone', async () => {
+        expect(await hybridIds({ fusion: 'dense' })).toEqual(['rain', 'round', 'budget', 'final', 'named', 'headline']);
+      });
+
+      it('fused: reciprocal ranks, and a weighted sum of normalised scores', async () => {
+        // RRF favours what both lists hold: round (2/62), final (1/61 + 1/64), then named and headline,
+        // low in both lists but in both (1/63 + 1/65, 1/64 + 1/66), before rain, first in the dense list
+        // alone (1/61), and budget (1/63).
+        // (named and headline each match one field weakly; the two stores' BM25 may order them either way.)
+        const rrf = await hybridIds({ fusion: 'rrf' });
+        expect(rrf.slice(0, 2)).toEqual(['round', 'final']);
+        expect(new Set(rrf.slice(2, 4))).toEqual(new Set(['named', 'headline']));
+        expect(rrf.slice(4)).toEqual(['rain', 'budget']);
+        expect(await hybridIds({ fusion: 'lexical', k: 2 })).toEqual(['final', 'round']);
+        const items = (
+          await retriever.search({
+            ...(
+              parseSearchRequest({ q: asked, date: new Date(HYBRID_TQ).toISOString(), store: 'chunks' }, 0) as {
+                ok: true;
+                request: SearchRequest;
+              }
+            ).request,
+            publishedFrom: undefined,
+            strategy: 'generic',
+            window: { from: Date.UTC(2024, 5, 1) },
+            timeWords: false,
+            fusion: 'weighted',
+            lexicalWeight: 1,
+            k: 2,
+          } as SearchRequest)
+        ).items;
+        expect(items.map((i) => short(i.id))).toEqual(['final', 'round']);
+        expect(items[0]).toMatchObject({ relevance: 1, title: 'Sabalenka takes the title' });
+        expect(items[0]!.lexical_score).toBeGreaterThan(items[1]!.lexical_score!);
+        // Elasticsearch's int8-quantised vectors score within a percent or so of the exact cosine.
+        expect(items[0]!.semantic_score).toBeCloseTo(0.75, 1);
+      });
+    });
+
     it('chunks and both stores, with interactions cited by their chunk’s article URL', async () => {
       expect(await ids({ strategy: 'generic', store: 'chunks', k: 2 })).toEqual(['chunk-d', 'chunk-g']);
       expect(await ids({ strategy: 'generic', store: 'both', k: 2 })).toEqual(['d', 'g']);
-      const parsed = parseSearchRequest({ q: 'doja', date: new Date(TQ).toISOString(), k: 1, strategy: 'temporal' }, 0);
+      const parsed = parseSearchRequest(
+        { q: 'doja', date: new Date(TQ).toISOString(), k: 1, strategy: 'temporal', fusion: 'dense' },
+        0,
+      );
       const [top] = (await retriever.search(parsed.ok ? parsed.request : (undefined as never))).items;
       expect(top).toMatchObject({
         id: 'b',
@@ -501,7 +692,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         { start: TQ - HOUR, count: 1 },
       ]);
       expect(await datastore.count('interactions')).toBe(CORPUS.length + HOP_CORPUS.length);
-      expect(await datastore.count('chunks')).toBe(CORPUS.length);
+      expect(await datastore.count('chunks')).toBe(CORPUS.length + HYBRID_CORPUS.length);
       expect(await datastore.embeddingModel('chunks')).toBe(MODEL);
     });
 

@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import {
   DAY_MS,
   rankGeneric,
+  rankLatest,
   rankTempralm,
   rankTemporal,
   timeFilter,
   type Candidate,
+  type WordedCandidate,
 } from '../../processors/query/rank-candidates.js';
+import { fuseRankings } from '../../processors/query/fuse-rankings.js';
 import { EntityLinker, reformulate, spellDate } from '../../processors/query/reformulate-query.js';
 import { parseSearchRequest, type SearchRequest } from '../../processors/query/search-request.js';
 
@@ -55,16 +58,21 @@ describe('ranking strategies', () => {
     ]);
   });
 
-  it('tempralm: semantic score + α/(t_q − t_d), normalised to the semantic scores (worked by hand)', () => {
+  it('tempralm: relevance + α · τ, τ = 1/(t_q − t_d) standardised and put on the relevance scale (worked by hand)', () => {
     // τ (days⁻¹): a 8, b 24 (1 h is the floor), c 1, d 0.5, f 1/7, g 1/21; mean 5.615, std 8.680.
-    // semantic: mean 0.8458, std 0.1004. Final: b 1.909, d 1.737, g 1.706, c 1.692, f 1.583, a 1.523.
+    // relevance: mean 0.8458, std 0.1004. With α = 1: b 1.909 − 0.846, d 1.737 − 0.846, … (the paper's
+    // order: b, d, g, c, f, a), each score the relevance plus 0.1004 · z(τ).
     const ranked = rankTempralm(corpus, TQ, 6, 1);
     expect(ranked.map((r) => r.candidate.id)).toEqual(['b', 'd', 'g', 'c', 'f', 'a']);
-    expect(ranked[0]!.score).toBeCloseTo(1.9085, 3);
-    expect(ranked[0]!.temporal).toBeCloseTo(1.0585, 3);
-    expect(ranked.at(-1)!.score).toBeCloseTo(1.5234, 3);
-    // A larger α changes nothing after normalisation; the order is scale-free in τ.
-    expect(rankTempralm(corpus, TQ, 6, 50).map((r) => r.candidate.id)).toEqual(ranked.map((r) => r.candidate.id));
+    expect(ranked[0]!.score).toBeCloseTo(1.9085 - 0.8458, 3);
+    expect(ranked[0]!.temporal).toBeCloseTo(1.0585 - 0.8458, 3);
+    expect(ranked[0]!.relevance).toBe(0.85);
+    expect(ranked.at(-1)!.score).toBeCloseTo(1.5234 - 0.8458, 3);
+    // α weighs time against relevance: 0 is relevance alone, a small α lets recency break near-ties,
+    // a large one puts the most recent first whatever their relevance.
+    expect(rankTempralm(corpus, TQ, 6, 0).map((r) => r.candidate.id)).toEqual(['d', 'g', 'c', 'b', 'f', 'a']);
+    expect(rankTempralm(corpus, TQ, 6, 0.2).map((r) => r.candidate.id)).toEqual(['d', 'g', 'b', 'c', 'f', 'a']);
+    expect(rankTempralm(corpus, TQ, 3, 50).map((r) => r.candidate.id)).toEqual(['b', 'a', 'c']);
   });
 
   it('tempralm: a document from after t_q scores −∞ (dropped) unless the future is asked for', () => {
@@ -103,6 +111,86 @@ describe('ranking strategies', () => {
   });
 });
 
+describe('recency: the latest matching document', () => {
+  // Reports of a yearly final and of first-round matches, over three years, as of TQ.
+  const year = 365 * DAY_MS;
+  const reports: WordedCandidate[] = [
+    { id: 'final-2021', score: 0.9, published_at: TQ - 2 * year, words: 'Osaka wins the women’s final' },
+    { id: 'final-2022', score: 0.92, published_at: TQ - year, words: 'Barty wins the women’s final' },
+    { id: 'round-2022', score: 0.8, published_at: TQ - year - 10 * DAY_MS, words: 'Women’s first round upsets' },
+    { id: 'final-2023', score: 0.88, published_at: TQ - 20 * DAY_MS, words: 'Sabalenka wins the women’s final' },
+    { id: 'round-2023', score: 0.85, published_at: TQ - 2 * DAY_MS, words: 'The women’s first round begins' },
+    { id: 'final-2024', score: 0.95, published_at: TQ + 300 * DAY_MS, words: 'Sabalenka wins the women’s final again' },
+  ];
+
+  it('puts the most recent report of the asked-for event first, not a later report of another', () => {
+    const ranked = rankLatest(reports, 'Who won the women’s final?', TQ, 6);
+    expect(ranked.map((r) => r.candidate.id)).toEqual([
+      'final-2023',
+      'final-2022',
+      'final-2021',
+      'round-2023',
+      'round-2022',
+    ]);
+    expect(rankLatest(reports, 'women’s first round', TQ, 2).map((r) => r.candidate.id)).toEqual([
+      'round-2023',
+      'round-2022',
+    ]);
+    // Nothing after t_q, unless asked for.
+    expect(rankLatest(reports, 'the women’s final', TQ, 1, true).map((r) => r.candidate.id)).toEqual(['final-2024']);
+    expect(rankLatest([], 'anything', TQ, 3)).toEqual([]);
+  });
+
+  it('with no content words to match, is newest first', () => {
+    expect(rankLatest(reports, 'What is the latest?', TQ, 2).map((r) => r.candidate.id)).toEqual([
+      'round-2023',
+      'final-2023',
+    ]);
+  });
+});
+
+describe('fusing dense and lexical rankings', () => {
+  const dense = [
+    { id: 'a', score: 0.9 },
+    { id: 'b', score: 0.8 },
+    { id: 'c', score: 0.7 },
+  ];
+  const lexical = [
+    { id: 'c', score: 12 },
+    { id: 'd', score: 6 },
+  ];
+
+  it('rrf: the sum of 1 / (60 + rank) over the lists a document is in', () => {
+    const fused = fuseRankings(dense, lexical, { mode: 'rrf' });
+    expect(fused.get('a')!.relevance).toBeCloseTo(1 / 61, 10);
+    expect(fused.get('c')!.relevance).toBeCloseTo(1 / 63 + 1 / 61, 10);
+    expect(fused.get('d')).toEqual({ relevance: 1 / 62, lexical: 6 });
+    expect(fused.get('c')).toMatchObject({ dense: 0.7, lexical: 12 });
+    const order = [...fused.entries()].sort((x, y) => y[1].relevance - x[1].relevance).map(([id]) => id);
+    // b (second of the dense list) and d (second of the lexical one) tie at 1/62.
+    expect(order).toEqual(['c', 'a', 'b', 'd']);
+    expect(fused.get('b')!.relevance).toBe(fused.get('d')!.relevance);
+  });
+
+  it('weighted: min–max dense and BM25 over the best BM25, mixed by the lexical weight', () => {
+    const fused = fuseRankings(dense, lexical, { mode: 'weighted', lexicalWeight: 0.25 });
+    expect(fused.get('a')!.relevance).toBeCloseTo(0.75, 10);
+    expect(fused.get('b')!.relevance).toBeCloseTo(0.375, 10);
+    expect(fused.get('c')!.relevance).toBeCloseTo(0.25, 10);
+    expect(fused.get('d')!.relevance).toBeCloseTo(0.125, 10);
+    expect(() => fuseRankings(dense, lexical, { mode: 'weighted', lexicalWeight: 2 })).toThrow(RangeError);
+    // One dense hit alone has no spread to normalise: it counts fully.
+    expect(
+      fuseRankings([{ id: 'x', score: 0.6 }], [], { mode: 'weighted', lexicalWeight: 0 }).get('x')!.relevance,
+    ).toBe(1);
+  });
+
+  it('dense or lexical alone', () => {
+    expect([...fuseRankings(dense, lexical, { mode: 'dense' }).keys()]).toEqual(['a', 'b', 'c']);
+    expect(fuseRankings(dense, lexical, { mode: 'lexical' }).get('c')).toEqual({ relevance: 12, lexical: 12 });
+  });
+});
+
 describe('query reformulation', () => {
   const linker = new EntityLinker([
     { id: 'e-doja-cat', name: 'Doja Cat', aliases: ['Doja Cat', 'Doja'], mentions: 40 },
@@ -118,6 +206,13 @@ describe('query reformulation', () => {
     expect(r.entities.map((e) => e.id)).toEqual(['e-doja-cat', 'e-jared-leto']);
     expect(reformulate("Doja Cat's new album", TQ, linker).entities.map((e) => e.id)).toEqual(['e-doja-cat']);
     expect(reformulate('what happened', TQ).text).toBe('what happened, August 31, 2023');
+  });
+
+  it('keeps the date out of the embedded text unless asked, and searches words for the aliases too', () => {
+    const r = reformulate('doja news last week', TQ, linker, { topic: 'doja news' });
+    expect(r.embedded).toBe('Doja Cat news');
+    expect(r.lexical).toBe('Doja Cat news doja');
+    expect(reformulate('doja news', TQ, linker, { dateInText: true }).embedded).toBe('Doja Cat news, August 31, 2023');
   });
 });
 
@@ -138,6 +233,9 @@ describe('search requests', () => {
         alpha: 1,
         includeFuture: false,
         hops: 1,
+        fusion: 'rrf',
+        timeWords: true,
+        explicit: { constraint: false },
       },
     });
     expect(parseSearchRequest({ q: 'x' }, 42)).toMatchObject({ ok: true, request: { tq: 42 } });
