@@ -5,7 +5,7 @@
  *   retries, budget, cache, metrics). A reply is validated (strict schema) and grounded; an invalid
  *   reply is retried once with a prompt that says what was wrong, and a second invalid reply throws
  *   `ExtractionError('llm_invalid_output')`, which the stage dead-letters.
- * - `OfflineInteractionExtractor`: no LLM; M1-style tuples from the marked sentences themselves,
+ * - `OfflineInteractionExtractor`: no LLM; M1-style statements, one per sentence of the chunk,
  *   labelled with the offline model name, so the product works end to end without a key.
  *
  * M1 stamps each tuple with its chunk's time. M2 expands each tuple over the batch's unique times
@@ -27,7 +27,7 @@ import {
   type GroundingOptions,
   type RejectReason,
 } from './ground-interactions.js';
-import { extractOffline, OFFLINE_EXTRACTOR_MODEL } from './offline-extractor.js';
+import { OFFLINE_EXTRACTOR_MODEL, statementsInvolving } from './offline-extractor.js';
 import { InvalidReplyError, parseM1Reply, parseM2Reply } from './parse-extraction-reply.js';
 
 export interface ExtractionResult {
@@ -222,21 +222,24 @@ export class OfflineInteractionExtractor implements InteractionExtractor {
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
+  /**
+   * The chunk's statements `subject` takes part in, each under the subject its sentence is about:
+   * asked for either entity of a link, the same record (the same id) comes out, and is written once.
+   */
   m1(subject: ChunkEntity, chunk: Chunk): Promise<ExtractionResult> {
     const at = this.now();
-    const tuples: GroundedTuple[] = extractOffline(subject.id, chunk).map((tuple) => ({
-      object:
-        tuple.objectId === null
-          ? null
-          : (chunk.entities.find((e) => e.id === tuple.objectId) ?? {
-              id: tuple.objectId,
-              name: tuple.objectName ?? tuple.objectId,
-              type: 'OTHER',
-            }),
-      text: tuple.text,
-    }));
     return Promise.resolve({
-      interactions: tuples.map((tuple) => toInteraction('M1', subject, tuple, chunk.t, [chunk], this.model, at)),
+      interactions: statementsInvolving(subject.id, chunk).map((statement) =>
+        toInteraction(
+          'M1',
+          statement.subject,
+          { object: statement.object, text: statement.text },
+          chunk.t,
+          [chunk],
+          this.model,
+          at,
+        ),
+      ),
       rejected: {},
       repaired: 0,
     });

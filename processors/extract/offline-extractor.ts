@@ -1,22 +1,90 @@
 /**
- * Interactions without an LLM: NEON M1-style tuples cut from the marked sentences themselves, so the
- * product works end to end with no key (the embedded default) and every tuple is grounded by
- * construction — its words are the chunk's words.
+ * Interactions without an LLM: NEON M1-style statements taken from the marked sentences themselves,
+ * so the product works end to end with no key (the embedded default) and every statement is grounded
+ * by construction — its words are the chunk's words.
  *
- * For a subject s, each sentence mentioning s gives:
- * - per other marked entity o of the sentence, the clause linking them: the text from the earlier of
- *   the two mentions to the end of the later one, if words join them within one clause (no `,` `;`
- *   or quote mark between them, at most `maxWords` words); the shortest such clause per (s, o) is kept;
- * - if no sentence links s to anyone, one subject-only tuple: the clause that starts at s's mention.
- * Compression is by cutting, never by rewriting: parenthetical asides are dropped, whitespace is
- * collapsed, and a clause that starts with an alias of s ("Leto") starts with s's canonical name.
- * Deterministic: the same chunk always gives the same tuples, in text order.
+ * One statement per sentence that states something (sentence-statement.ts): the whole sentence —
+ * subject, verb, object and the qualifiers that make it true — with only asides, datelines and
+ * attributions cut, attributed to the entity the sentence is about and the one it most concerns.
+ * Not one cut-out per pair of entities: a sentence naming four entities is one fact, stored once;
+ * the entity filter of retrieval matches an interaction by its subject or its object.
+ *
+ * `statementsInvolving(e, chunk)` gives the statements of the chunk e takes part in, as subject or
+ * as object, each under its own subject: asked for either entity of a link, the same record comes
+ * out (the same id), which the extract stage writes once. `extractOffline(s, chunk)` gives those
+ * about s alone. Deterministic: the same chunk always gives the same statements, in text order.
  */
 import type { Chunk } from '../../schemas/records.generated.js';
-import { splitSentences, type TextRange } from '../markup/split-sentences.js';
-import { markedTextOf, type MarkedSpan } from './marked-spans.js';
+import { splitSentences } from '../markup/split-sentences.js';
+import { markedTextOf } from './marked-spans.js';
+import {
+  DEFAULT_STATEMENT_OPTIONS,
+  sentenceStatement,
+  type SentenceMention,
+  type SentenceStatement,
+  type StatementOptions,
+} from './sentence-statement.js';
 
-export const OFFLINE_EXTRACTOR_MODEL = 'neon-offline-extractor/1';
+/** Bumped whenever what it writes changes: /1 cut a clause per pair of entities, /2 writes a statement per sentence. */
+export const OFFLINE_EXTRACTOR_MODEL = 'neon-offline-extractor/2';
+
+export type OfflineStatement = SentenceStatement;
+export type OfflineExtractorOptions = StatementOptions;
+
+type MarkedChunk = Pick<Chunk, 'marked_text' | 'entities'>;
+
+interface Analysed {
+  /** The marked text this was worked out from: a chunk object changed since is analysed again. */
+  markedText: string;
+  statements: OfflineStatement[];
+}
+
+/**
+ * A chunk's statements, worked out once: every target subject of a chunk is extracted from the same
+ * chunk object, and tagging its sentences is nearly all of the cost.
+ */
+const analysed = new WeakMap<MarkedChunk, Analysed>();
+
+/** Every statement of a chunk, in text order, each text once. */
+export function offlineStatements(
+  chunk: MarkedChunk,
+  options: OfflineExtractorOptions = DEFAULT_STATEMENT_OPTIONS,
+): OfflineStatement[] {
+  const useCache = options === DEFAULT_STATEMENT_OPTIONS;
+  const known = useCache ? analysed.get(chunk) : undefined;
+  if (known?.markedText === chunk.marked_text) return known.statements;
+  const { plain, spans } = markedTextOf(chunk);
+  const statements: OfflineStatement[] = [];
+  const texts = new Set<string>();
+  for (const sentence of splitSentences(plain)) {
+    const mentions: SentenceMention[] = [];
+    for (const span of spans) {
+      if (span.entity === undefined || span.start < sentence.start || span.end > sentence.end) continue;
+      mentions.push({ start: span.start - sentence.start, end: span.end - sentence.start, entity: span.entity });
+    }
+    const statement = sentenceStatement(plain.slice(sentence.start, sentence.end), mentions, options);
+    if (statement === undefined || texts.has(statement.text)) continue;
+    texts.add(statement.text);
+    statements.push(statement);
+  }
+  if (useCache) analysed.set(chunk, { markedText: chunk.marked_text, statements });
+  return statements;
+}
+
+function resolvedOptions(options: Partial<OfflineExtractorOptions>): OfflineExtractorOptions {
+  return Object.keys(options).length === 0 ? DEFAULT_STATEMENT_OPTIONS : { ...DEFAULT_STATEMENT_OPTIONS, ...options };
+}
+
+/** The statements of the chunk `entityId` takes part in, as their subject or as their object. */
+export function statementsInvolving(
+  entityId: string,
+  chunk: MarkedChunk,
+  options: Partial<OfflineExtractorOptions> = {},
+): OfflineStatement[] {
+  return offlineStatements(chunk, resolvedOptions(options)).filter(
+    (s) => s.subject.id === entityId || s.object?.id === entityId,
+  );
+}
 
 export interface OfflineTuple {
   objectId: string | null;
@@ -24,113 +92,13 @@ export interface OfflineTuple {
   text: string;
 }
 
-export interface OfflineExtractorOptions {
-  /** Longest clause kept, in words. */
-  maxWords: number;
-  /** Most tuples per subject and chunk. */
-  maxTuples: number;
-}
-
-const DEFAULTS: OfflineExtractorOptions = { maxWords: 24, maxTuples: 8 };
-
-/** "X and Y" lists two entities; it says nothing about what joins them. */
-const COORDINATORS = new Set(['and', 'or', 'nor']);
-
-const words = (text: string): number => (text.match(/\S+/g) ?? []).length;
-
-/** Whitespace collapsed, asides in brackets dropped, stray punctuation trimmed from both ends. */
-function compress(text: string): string {
-  return text
-    .replace(/\s*\([^()]*\)/g, '')
-    .replace(/\s+/g, ' ')
-    .replace(/^[\s,;:.!?"“”'‘’—–-]+/, '')
-    .replace(/[\s,;:!?"“”'‘’—–-]+$/, '')
-    .trim();
-}
-
-/** The clause from `from` to `to` of the plain text, with the subject named canonically at its start. */
-function clause(plain: string, from: number, to: number, subjectSpan: MarkedSpan, subjectName: string): string {
-  const text = plain.slice(from, to);
-  const named = from === subjectSpan.start ? subjectName + text.slice(subjectSpan.end - subjectSpan.start) : text;
-  return compress(named);
-}
-
-interface AnalysedChunk {
-  /** The marked text this was worked out from: a chunk object changed since is analysed again. */
-  markedText: string;
-  plain: string;
-  spans: MarkedSpan[];
-  sentences: TextRange[];
-}
-
-/**
- * A chunk's plain text, spans and sentences, worked out once: every target subject of a chunk is
- * extracted from the same chunk object, and splitting it into sentences is most of the cost.
- */
-const analysed = new WeakMap<Pick<Chunk, 'marked_text' | 'entities'>, AnalysedChunk>();
-
-function analyse(chunk: Pick<Chunk, 'marked_text' | 'entities'>): AnalysedChunk {
-  const known = analysed.get(chunk);
-  if (known?.markedText === chunk.marked_text) return known;
-  const { plain, spans } = markedTextOf(chunk);
-  const fresh = { markedText: chunk.marked_text, plain, spans, sentences: splitSentences(plain) };
-  analysed.set(chunk, fresh);
-  return fresh;
-}
-
+/** The statements of the chunk about `subjectId` (it is their subject), as tuples of an object and a text. */
 export function extractOffline(
   subjectId: string,
-  chunk: Pick<Chunk, 'marked_text' | 'entities'>,
+  chunk: MarkedChunk,
   options: Partial<OfflineExtractorOptions> = {},
 ): OfflineTuple[] {
-  const { maxWords, maxTuples } = { ...DEFAULTS, ...options };
-  const subject = chunk.entities.find((e) => e.id === subjectId);
-  if (!subject) return [];
-  const { plain, spans, sentences } = analyse(chunk);
-  const linked = new Map<string, { tuple: OfflineTuple; at: number }>();
-  let alone: { tuple: OfflineTuple; at: number } | undefined;
-
-  for (const sentence of sentences) {
-    const inside = spans.filter((s) => s.start >= sentence.start && s.end <= sentence.end && s.entity);
-    const subjectSpans = inside.filter((s) => s.entity!.id === subjectId);
-    for (const mention of subjectSpans) {
-      for (const other of inside) {
-        const object = other.entity!;
-        if (object.id === subjectId) continue;
-        const [from, to] = other.start < mention.start ? [other.start, mention.end] : [mention.start, other.end];
-        const between = plain.slice(Math.min(mention.end, other.end), Math.max(mention.start, other.start));
-        // A link is words within one clause: "X met Y", not "X, Y" or "X and Y" (a list, an apposition) nor a quote's edge.
-        const linking = (between.match(/\p{L}{2,}/gu) ?? []).filter((w) => !COORDINATORS.has(w.toLowerCase()));
-        if (/[,;"“”]/.test(between) || linking.length === 0) continue;
-        const text = clause(plain, from, to, mention, subject.name);
-        if (words(text) > maxWords || words(text) < 2) continue;
-        const known = linked.get(object.id);
-        if (known && words(known.tuple.text) <= words(text)) continue;
-        linked.set(object.id, { tuple: { objectId: object.id, objectName: object.name, text }, at: from });
-      }
-      if (alone === undefined) {
-        // The clause that starts at the subject: up to the next clause break or the sentence end.
-        const rest = plain.slice(mention.end, sentence.end);
-        const stop = rest.search(/[,;:]|\s[—–-]\s/);
-        const end = mention.end + (stop < 0 ? rest.length : stop);
-        const text = clause(plain, mention.start, end, mention, subject.name);
-        const cut = text.split(' ').slice(0, maxWords).join(' ');
-        if (words(cut) >= words(subject.name) + 2)
-          alone = { tuple: { objectId: null, objectName: null, text: compress(cut) }, at: mention.start };
-      }
-    }
-  }
-
-  const chosen = linked.size > 0 ? [...linked.values()] : alone ? [alone] : [];
-  const seen = new Set<string>();
-  return chosen
-    .sort((a, b) => a.at - b.at || a.tuple.text.localeCompare(b.tuple.text))
-    .map((c) => c.tuple)
-    .filter((t) => {
-      const key = `${t.objectId ?? ''}|${t.text.toLowerCase()}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    })
-    .slice(0, maxTuples);
+  return offlineStatements(chunk, resolvedOptions(options))
+    .filter((s) => s.subject.id === subjectId)
+    .map((s) => ({ objectId: s.object?.id ?? null, objectName: s.object?.name ?? null, text: s.text }));
 }
