@@ -70,10 +70,11 @@ export function interactionDocument(
 }
 
 /**
- * What is embedded for an interaction: its date written out and its text, the way NEON's datastore
- * entries read ("(20230831, Doja Cat collaborates with …)") and the way reformulated queries
- * mention their date.
+ * What is embedded for an interaction: its text. NEON writes the date into each datastore entry
+ * ("(20230831, Doja Cat collaborates with …)"); with `dateInText` it is written the same way, but by
+ * default it is left out: time enters the ranking (as-of filter, TempRALM, recency) instead, since a
+ * date in every text makes dense similarity match dates rather than subjects (measured in the README).
  */
-export function interactionEmbeddingText(interaction: Interaction): string {
-  return `${publishedDay(interaction.t)}: ${interaction.text}`;
+export function interactionEmbeddingText(interaction: Interaction, options: { dateInText?: boolean } = {}): string {
+  return options.dateInText ? `${publishedDay(interaction.t)}: ${interaction.text}` : interaction.text;
 }

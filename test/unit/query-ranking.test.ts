@@ -10,6 +10,7 @@ import {
   type WordedCandidate,
 } from '../../processors/query/rank-candidates.js';
 import { fuseRankings } from '../../processors/query/fuse-rankings.js';
+import { interactionEmbeddingText } from '../../processors/index-documents.js';
 import { EntityLinker, reformulate, spellDate } from '../../processors/query/reformulate-query.js';
 import { parseSearchRequest, type SearchRequest } from '../../processors/query/search-request.js';
 
@@ -252,5 +253,28 @@ describe('search requests', () => {
     expect(fields).toEqual(expect.arrayContaining(['q', 'k', 'window_days', 'date', 'strategy']));
     expect(parsed.problems.join('\n')).toMatch(/extra/);
     expect(parseSearchRequest({ q: 'x'.repeat(513) }, 0).ok).toBe(false);
+  });
+});
+
+describe('what is embedded for an interaction', () => {
+  const tuple = {
+    id: 'i1',
+    t: Date.UTC(2025, 0, 20, 15),
+    subject_id: 'e-greenland',
+    subject_name: 'Greenland',
+    object_id: null,
+    object_name: null,
+    text: 'Greenland holds an election',
+    variant: 'M1' as const,
+    chunk_ids: ['c1'],
+    article_ids: ['a1'],
+    urls: [],
+    model: 'test',
+    extracted_at: 0,
+  };
+
+  it('is its text, with the date written in only when asked (NEON’s entry form)', () => {
+    expect(interactionEmbeddingText(tuple)).toBe('Greenland holds an election');
+    expect(interactionEmbeddingText(tuple, { dateInText: true })).toBe('2025-01-20: Greenland holds an election');
   });
 });
