@@ -297,11 +297,11 @@ function printTables(output: Record<string, unknown>): void {
   console.log('');
   const width = Math.max(22, ...Object.keys(strategies).map((s) => s.length + 1));
   console.log(
-    `${'configuration/store'.padEnd(width)}${main.map((m) => m.padStart(20)).join('')}${'leakage'.padStart(9)}`,
+    `${'configuration/store'.padEnd(width)}${main.map((m) => m.padStart(20)).join('')}${'leaked'.padStart(8)}`,
   );
   for (const [name, r] of Object.entries(strategies)) {
     console.log(
-      `${name.padEnd(width)}${main.map((m) => cell(r, m).padStart(20)).join('')}${String(r.leaked_items).padStart(9)}`,
+      `${name.padEnd(width)}${main.map((m) => cell(r, m).padStart(20)).join('')}${String(r.leaked_items).padStart(8)}`,
     );
   }
   console.log('');
@@ -314,6 +314,12 @@ function printTables(output: Record<string, unknown>): void {
       `${name.padEnd(width)}${['mc_accuracy', ...rerankers.map((x) => `mc_accuracy_${x}`)]
         .map((f) => (r[f] as number).toFixed(3).padStart(14))
         .join('')}`,
+    );
+  }
+  const leaking = Object.entries(strategies).filter(([, r]) => (r.leaked_items as number) > 0);
+  if (leaking.length > 0) {
+    console.log(
+      `\nLEAKAGE: items published after the question date were retrieved by ${leaking.map(([name]) => name).join(', ')}`,
     );
   }
   const comparisons = output.comparisons as Record<string, Record<string, Record<string, unknown>>>;
