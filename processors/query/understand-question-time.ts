@@ -725,6 +725,37 @@ function findAbsolute(question: string, tq: number): DatedCore[] {
   return found;
 }
 
+const MONTH_NUMBER: Record<string, number> = {
+  jan: 0,
+  feb: 1,
+  mar: 2,
+  apr: 3,
+  may: 4,
+  jun: 5,
+  jul: 6,
+  aug: 7,
+  sep: 8,
+  oct: 9,
+  nov: 10,
+  dec: 11,
+};
+
+/**
+ * Month names alone that chrono passes over: it reads "May" only after "in", as a guard against the
+ * modal verb, so "during May" and "since May" would be lost. The same rules as chrono's months apply.
+ */
+function findBareMonths(question: string, tq: number): DatedCore[] {
+  const found: DatedCore[] = [];
+  for (const m of question.matchAll(new RegExp(MONTH_WORD.source, 'gi'))) {
+    const word = m[0].replace(/\.$/, '');
+    if (word.length < 3 || !bareMonthIsDate(question, m.index, word)) continue;
+    const month0 = MONTH_NUMBER[word.slice(0, 3).toLowerCase()]!;
+    const period = monthPeriod(latestYearFor(month0, 1, tq), month0);
+    found.push({ start: m.index, end: m.index + word.length, period, kind: 'date', unit: 'month', yearless: true });
+  }
+  return found;
+}
+
 /** The period one chrono component states, or undefined when it is not certainly a date. */
 function periodOf(
   c: chrono.ParsedComponents,
@@ -972,6 +1003,7 @@ export function understandQuestionTime(question: string, tq: number): QuestionTi
   const groups = [
     findRelative(question, tq, RELATIVE_RULES),
     findAbsolute(question, tq),
+    findBareMonths(question, tq),
     findRelative(question, tq, WEEKDAY_RULES),
     years.dated,
   ];

@@ -111,6 +111,14 @@ describe('understandQuestionTime: dates, months and years', () => {
     expect(reading(question)).toBe(expected);
   });
 
+  it('reads a month chrono passes over after a preposition ("during May"), but not the name or the verb', () => {
+    expect(reading('How hot was Delhi during May?')).toBe('within 2024-05-01..2024-05-31');
+    expect(reading('What happened since May?')).toBe('after 2024-05-01..tq');
+    expect(reading('What happened until June?')).toBe('before …..2024-06-30');
+    expect(understandQuestionTime('What happened since May resigned?', TQ).window).toBeUndefined();
+    expect(understandQuestionTime('What did Theresa May say?', TQ).expressions).toEqual([]);
+  });
+
   it('places a date written without a year in the year named beside it', () => {
     expect(reading('What happened on the 4th of July last year?', MONDAY)).toBe('within 2022-07-04..2022-07-04');
     expect(reading('What happened in March last year?')).toBe('within 2024-03-01..2024-03-31');
