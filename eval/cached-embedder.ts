@@ -10,19 +10,9 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import type { Embedder } from '../processors/embed/embedder.js';
+import type { Embedder, EmbeddingPurpose } from '../processors/embed/embedder.js';
 import { defaultDirectories } from '../schemas/local-infra-config.js';
 import { VectorStore, type VectorStoreOptions } from './vector-store.js';
-
-export type EmbedPurpose = 'document' | 'query';
-
-/**
- * The embedder interface with the purpose argument it is being given; until every implementation
- * takes it, the argument is simply ignored by those that do not.
- */
-interface PurposefulEmbedder {
-  embed(texts: readonly string[], purpose?: EmbedPurpose): Promise<Float32Array[]>;
-}
 
 /** `<NEON_CACHE_DIR or the default cache dir>/vectors`. */
 export function vectorCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -57,7 +47,7 @@ export class CachedEmbedder implements Embedder {
   }
 
   /** Where the vectors of one purpose go: the model name escaped so that `org/model` stays one folder. */
-  folder(purpose: EmbedPurpose): string {
+  folder(purpose: EmbeddingPurpose): string {
     return join(this.#root, encodeURIComponent(this.model), `${purpose}-${this.dimensions}d`);
   }
 
@@ -66,7 +56,7 @@ export class CachedEmbedder implements Embedder {
    * the wrapped embedder (each distinct text once) and stored. An absent purpose is a document's,
    * as the embedders treat it, and is passed on absent.
    */
-  async embed(texts: readonly string[], purpose?: EmbedPurpose): Promise<Float32Array[]> {
+  async embed(texts: readonly string[], purpose?: EmbeddingPurpose): Promise<Float32Array[]> {
     const store = this.#store(purpose ?? 'document');
     const keys = texts.map(textKey);
     const vectors: (Float32Array | undefined)[] = keys.map((key) => store.get(key));
@@ -84,14 +74,8 @@ export class CachedEmbedder implements Embedder {
     if (missing.size > 0) {
       const wanted = [...missing.values()];
       this.stats.misses += wanted.length;
-      const embedder = this.#inner as PurposefulEmbedder;
-      const fresh =
-        purpose === undefined
-          ? await embedder.embed(wanted.map((w) => w.text))
-          : await embedder.embed(
-              wanted.map((w) => w.text),
-              purpose,
-            );
+      const texts = wanted.map((w) => w.text);
+      const fresh = await this.#inner.embed(texts, purpose);
       if (fresh.length !== wanted.length) {
         throw new Error(`${this.model} returned ${fresh.length} vectors for ${wanted.length} texts`);
       }
@@ -121,7 +105,7 @@ export class CachedEmbedder implements Embedder {
     }
   }
 
-  #store(purpose: EmbedPurpose): VectorStore {
+  #store(purpose: EmbeddingPurpose): VectorStore {
     let store = this.#stores.get(purpose);
     if (!store) {
       store = VectorStore.open(this.folder(purpose), this.dimensions, this.#options);

@@ -4,9 +4,12 @@
  * question's date. Adding a configuration is one line here; `--configs a,b` picks some, `--stores`
  * the stores they run on. A configuration that names a store runs on that store only.
  */
-import type { SearchRequest, Store } from '../processors/query/search-request.js';
+import { DEFAULT_ALPHA, DEFAULT_STRATEGY, type SearchRequest, type Store } from '../processors/query/search-request.js';
 
-/** What a configuration may set: anything of a request except the question, its time and k. */
+/**
+ * What a configuration may set: anything of a request except the question, its time and k — the
+ * strategy, store, constraint, hops, alpha, fusion, time words…
+ */
 export type RequestOverride = Partial<Omit<SearchRequest, 'q' | 'tq' | 'k'>>;
 
 /** The question as asked: some configurations derive their settings from it (time words, say). */
@@ -30,23 +33,33 @@ export const CONFIGURATIONS: Record<string, Configuration> = {
   'generic+multihop': { strategy: 'generic', hops: 2 },
 };
 
-/** The request for one question under one configuration: the product's defaults, then the override. */
+/**
+ * The request for one question under one configuration: the product's defaults (as the API fills
+ * them), then the override. A constraint or window the configuration sets is the caller's own, as
+ * for an API request that names one: the question's time words then do not replace it.
+ */
 export function requestFor(configuration: Configuration, asked: AskedQuestion, k: number, store: Store): SearchRequest {
   const override = typeof configuration === 'function' ? configuration(asked) : configuration;
-  return {
+  const request: SearchRequest = {
     q: asked.q,
     tq: asked.tq,
     k,
-    strategy: 'tempralm',
+    strategy: DEFAULT_STRATEGY,
     store,
     constraint: 'none',
     constraintAt: asked.tq,
     windowDays: 7,
-    alpha: 1,
+    alpha: DEFAULT_ALPHA,
     includeFuture: false,
     hops: 1,
     ...override,
   };
+  request.explicit ??= {
+    constraint: request.constraint !== 'none',
+    ...(override.window === undefined ? {} : { window: true }),
+    ...(override.recency === undefined ? {} : { recency: true }),
+  };
+  return request;
 }
 
 /** The store a configuration is fixed to, if it names one (one given as a function should not). */

@@ -23,7 +23,10 @@ describe('retrieval configurations', () => {
       alpha: 1,
       includeFuture: false,
       hops: 1,
+      explicit: { constraint: true },
     });
+    // No constraint of its own: the question's time words may set the scope, as in the API.
+    expect(requestFor(CONFIGURATIONS.tempralm!, asked, 10, 'interactions').explicit).toEqual({ constraint: false });
     expect(requestFor(CONFIGURATIONS['generic+multihop']!, asked, 5, 'both')).toMatchObject({
       strategy: 'generic',
       hops: 2,
@@ -33,7 +36,13 @@ describe('retrieval configurations', () => {
 
   it('may be a function of the question, and may fix a store', () => {
     const windowed: Configuration = ({ tq }) => ({ window: { from: tq - 7 * 86_400_000 } });
-    expect(requestFor(windowed, asked, 10, 'interactions').window).toEqual({ from: asked.tq - 7 * 86_400_000 });
+    const request = requestFor(windowed, asked, 10, 'interactions');
+    expect(request.window).toEqual({ from: asked.tq - 7 * 86_400_000 });
+    expect(request.explicit).toEqual({ constraint: false, window: true });
+    expect(requestFor({ fusion: 'dense', timeWords: false }, asked, 10, 'chunks')).toMatchObject({
+      fusion: 'dense',
+      timeWords: false,
+    });
     expect(fixedStore(windowed)).toBeUndefined();
     expect(fixedStore({ strategy: 'generic', store: 'chunks' })).toBe('chunks');
     expect(fixedStore(CONFIGURATIONS.tempralm!)).toBeUndefined();
