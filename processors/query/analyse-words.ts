@@ -4,6 +4,8 @@
  * ("women's", "U.S.", "20.8", "1,000"). The embedded datastore's inverted index uses it, so BM25
  * ranks the same documents on both datastores, and the ranking reads questions and documents with it.
  */
+import { stemmer } from 'stemmer';
+
 const WORD = /[\p{L}\p{M}\p{N}_]+(?:(?:['’.:][\p{L}\p{M}]+)|(?:[.,'’;][\p{N}]+))*/gu;
 
 export function analyseWords(text: string): string[] {
@@ -29,4 +31,23 @@ const FUNCTION_WORDS = new Set(
 /** The words of a question that name what it is about (its content words), without repeats. */
 export function contentWords(text: string): string[] {
   return [...new Set(analyseWords(text).filter((w) => !FUNCTION_WORDS.has(w) && !/^\d{1,2}$/.test(w)))];
+}
+
+/**
+ * A word's stem for matching a question's words in a document's ("reported" and "report", "results"
+ * and "result"): the possessive dropped, then Porter's stemmer. Only for judging coverage; lexical
+ * search itself matches whole words, as Elasticsearch's standard analyser does.
+ */
+export function stem(word: string): string {
+  return stemmer(word.replace(/['’]s?$/u, ''));
+}
+
+/** The stems of a question's content words, without repeats. */
+export function contentStems(text: string): string[] {
+  return [...new Set(contentWords(text).map(stem))];
+}
+
+/** The stems of every word of a text. */
+export function stemsOf(text: string): Set<string> {
+  return new Set(analyseWords(text).map(stem));
 }

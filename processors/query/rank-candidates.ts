@@ -18,7 +18,7 @@
  * META's time constraints (before / after / around / none), the question's own window and the as-of
  * rule are filters, applied before any strategy (see `timeFilter`).
  */
-import { analyseWords, contentWords } from './analyse-words.js';
+import { contentStems, stemsOf } from './analyse-words.js';
 import type { SearchRequest } from './search-request.js';
 
 export const DAY_MS = 86_400_000;
@@ -134,18 +134,42 @@ export function rankTempralm<C extends Candidate>(
 
 /** What `rankLatest` reads of a candidate besides its relevance and time: the words it can be matched on. */
 export interface WordedCandidate extends Candidate {
+  /** Headline and text (an interaction: its statement). */
   words: string;
+}
+
+/** Sentence ends, for judging coverage (a rough cut is enough: it only bounds where words may match). */
+const SENTENCE_END = /(?<=[.!?]["”’)]?)\s+(?=["“‘(]?[\p{Lu}\p{N}])|\n+/u;
+
+/**
+ * The stems of each span of two consecutive sentences of a text: the words a question's words must be
+ * found together in. A report that says "X won the women's final … the men's final is on Sunday"
+ * covers "who won the men's final?" only across sentences; the men's final's own report covers it in
+ * one.
+ */
+function spansOf(text: string): Set<string>[] {
+  const sentences = text.split(SENTENCE_END).filter((s) => s.trim() !== '');
+  if (sentences.length <= 2) return [stemsOf(text)];
+  return sentences.slice(0, -1).map((sentence, i) => stemsOf(`${sentence} ${sentences[i + 1]!}`));
 }
 
 /** How far below the best coverage a candidate may fall and still count as matching the question. */
 export const LATEST_COVERAGE_SLACK = 0.1;
+/**
+ * Reports of one occurrence of an event come within days of each other (a final and the next day's
+ * coverage of it); matching reports further apart belong to different occurrences.
+ */
+export const OCCURRENCE_DAYS = 3;
 
 /**
- * The most recent matching document first. A candidate's coverage is the share of the question's
- * content words it contains, each word weighted by its rarity among the candidates (IDF), so the
- * word that tells this event from its neighbours ("final" among reports of one tournament) counts
- * most. The candidates whose coverage is within `LATEST_COVERAGE_SLACK` of the best come first,
- * newest first (relevance breaks ties); the others follow by relevance. Nothing after t_q.
+ * The latest occurrence of what the question asks about first. A candidate's coverage is the share
+ * of the question's content words (stemmed) that two consecutive sentences of it contain together,
+ * each word weighted by its rarity among the candidates (IDF), so the word that tells this event from its neighbours ("final" among reports of
+ * one tournament) counts most. The candidates whose coverage is within `LATEST_COVERAGE_SLACK` of the
+ * best are the matching ones; they are grouped into occurrences (newest first; a report more than
+ * `OCCURRENCE_DAYS` older than its group's newest starts an older group), and within an occurrence
+ * ordered by relevance — the report of the asked-for event, not of the one the next day that
+ * mentions it. The others follow by relevance. Nothing after t_q.
  */
 export function rankLatest<C extends WordedCandidate>(
   candidates: readonly C[],
@@ -156,33 +180,35 @@ export function rankLatest<C extends WordedCandidate>(
 ): Ranked<C>[] {
   const eligible = includeFuture ? [...candidates] : candidates.filter((c) => c.published_at <= tq);
   if (eligible.length === 0) return [];
-  const asked = contentWords(question);
-  const wordsOf = eligible.map((c) => new Set(analyseWords(c.words)));
+  const asked = contentStems(question);
+  const spans = eligible.map((c) => spansOf(c.words));
+  // Rarity among the candidates, counting a candidate once whichever of its spans has the word.
   const weight = new Map(
     asked.map((w) => {
-      const n = wordsOf.filter((words) => words.has(w)).length;
+      const n = spans.filter((of) => of.some((words) => words.has(w))).length;
       return [w, Math.log(1 + (eligible.length - n + 0.5) / (n + 0.5))];
     }),
   );
   const total = [...weight.values()].reduce((a, b) => a + b, 0);
-  const coverage = wordsOf.map((words) =>
-    total === 0 ? 1 : asked.reduce((sum, w) => sum + (words.has(w) ? weight.get(w)! : 0), 0) / total,
-  );
+  const covered = (words: Set<string>): number =>
+    total === 0 ? 1 : asked.reduce((sum, w) => sum + (words.has(w) ? weight.get(w)! : 0), 0) / total;
+  const coverage = spans.map((of) => Math.max(...of.map(covered)));
   const best = Math.max(...coverage);
-  const ranked = eligible.map((candidate, i) => ({
-    candidate,
-    matching: coverage[i]! >= best - LATEST_COVERAGE_SLACK,
-    score: candidate.score,
-    relevance: candidate.score,
-  }));
-  return ranked
-    .sort(
-      (a, b) =>
-        Number(b.matching) - Number(a.matching) ||
-        (a.matching ? b.candidate.published_at - a.candidate.published_at : 0) ||
-        b.relevance - a.relevance ||
-        a.candidate.id.localeCompare(b.candidate.id),
-    )
-    .slice(0, k)
-    .map(({ candidate, score, relevance }) => ({ candidate, score, relevance }));
+  const matching = eligible
+    .filter((_, i) => coverage[i]! >= best - LATEST_COVERAGE_SLACK)
+    .sort((a, b) => b.published_at - a.published_at || b.score - a.score || a.id.localeCompare(b.id));
+  const occurrences: C[][] = [];
+  for (const candidate of matching) {
+    const current = occurrences.at(-1);
+    if (current && current[0]!.published_at - candidate.published_at <= OCCURRENCE_DAYS * DAY_MS)
+      current.push(candidate);
+    else occurrences.push([candidate]);
+  }
+  const byRelevance = (a: C, b: C): number => b.score - a.score || a.id.localeCompare(b.id);
+  const chosen = new Set<C>(matching);
+  const ordered = [
+    ...occurrences.flatMap((group) => group.sort(byRelevance)),
+    ...eligible.filter((c) => !chosen.has(c)).sort(byRelevance),
+  ];
+  return ordered.slice(0, k).map((candidate) => ({ candidate, score: candidate.score, relevance: candidate.score }));
 }

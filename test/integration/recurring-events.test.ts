@@ -1,0 +1,11 @@
+import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
+import { freshIndex } from '../harness/fresh-names.js';
+import { useLiveClients } from '../harness/live-clients.js';
+import { describeRecurringEvents } from '../harness/recurring-events.js';
+
+const live = useLiveClients();
+
+describeRecurringEvents('real Elasticsearch', async () => {
+  const datastore = new ElasticsearchDatastore({ es: live.es, prefix: freshIndex('neonrec') });
+  return { datastore, cleanup: () => datastore.destroy() };
+});
