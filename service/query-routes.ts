@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ChatModel } from '../processors/extract/chat-model.js';
-import { MAX_K, parseSearchRequest, type SearchRequest } from '../processors/query/search-request.js';
+import { DEFAULT_FUSION, MAX_K, parseSearchRequest, type SearchRequest } from '../processors/query/search-request.js';
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
 import { answerQuestion } from './answer-question.js';
 import { openApiDocument } from './openapi.js';
@@ -45,7 +45,10 @@ function describe(request: SearchRequest): Record<string, unknown> {
     constraint: request.constraint,
     constraint_date: new Date(request.constraintAt).toISOString(),
     window_days: request.windowDays,
+    alpha: request.alpha,
     hops: request.hops ?? 1,
+    fusion: request.fusion ?? DEFAULT_FUSION,
+    time_words: request.timeWords !== false,
     include_future: request.includeFuture,
   };
 }

@@ -21,9 +21,22 @@ import { renderTimeAxis } from './time-axis.js';
 /**
  * @typedef {{ n: number, id: string, kind: string, url: string | null, published_at: string }} Citation
  * @typedef {{ id: string, kind: string, text: string, published_at: string, url: string | null, score: number,
- *   semantic_score?: number, temporal_score?: number, day_distance?: number, via_entity?: string,
+ *   semantic_score?: number, lexical_score?: number, temporal_score?: number, day_distance?: number, via_entity?: string,
+ *   title?: string,
  *   subject?: { name: string }, object?: { name: string } | null }} Item
  */
+
+/**
+ * How the question's own time words were read, for people; null when it had none.
+ * @param {any} time
+ * @returns {string | null}
+ */
+export function timeReading(time) {
+  if (!time || typeof time !== 'object' || typeof time.explanation !== 'string') return null;
+  const found = Array.isArray(time.expressions) && time.expressions.length > 0;
+  if (!found && !time.recency && !time.event) return null;
+  return `${time.explanation}${time.applied === false ? ' (not applied: the request set its own time scope)' : ''}`;
+}
 
 /**
  * The answer's text with each [n] that names a citation turned into a link to its source (or, for
@@ -193,7 +206,10 @@ export class AskPanel {
         .map((line) => h('p', {}, ...linkCitations(line, citations, items))),
     );
     const model = typeof data.model === 'string' ? `Written by ${data.model}` : 'Extractive answer (no LLM)';
-    this.answerMeta.textContent = `${model}${typeof data.fallback === 'string' ? ` — the LLM was not used: ${data.fallback}` : ''}.`;
+    const reading = timeReading(data.time);
+    this.answerMeta.textContent =
+      `${model}${typeof data.fallback === 'string' ? ` — the LLM was not used: ${data.fallback}` : ''}.` +
+      (reading ? ` Time: ${reading}.` : '');
 
     this.citations.replaceChildren(
       ...citations.map((c) => {
@@ -228,6 +244,7 @@ export class AskPanel {
     const scores = [
       `score ${formatScore(item.score, 3)}`,
       typeof item.semantic_score === 'number' ? `semantic ${formatScore(item.semantic_score, 3)}` : null,
+      typeof item.lexical_score === 'number' ? `lexical ${formatScore(item.lexical_score, 2)}` : null,
       typeof item.temporal_score === 'number' ? `temporal ${formatScore(item.temporal_score, 3)}` : null,
       typeof item.day_distance === 'number'
         ? `${item.day_distance} day${item.day_distance === 1 ? '' : 's'} away`
@@ -246,6 +263,7 @@ export class AskPanel {
         h('span', { class: `badge kind-${item.kind === 'chunk' ? 'chunk' : 'interaction'}` }, item.kind),
         h('span', { class: 'scores' }, scores.join(' · ')),
       ),
+      typeof item.title === 'string' && item.title !== '' ? h('p', { class: 'item-title' }, item.title) : '',
       h('p', { class: 'item-text' }, String(item.text ?? '')),
       h(
         'p',
@@ -274,7 +292,9 @@ export class AskPanel {
       ]);
     }
     if (query.date) rows.push(['As of', formatTime(query.date)]);
-    const settings = ['strategy', 'store', 'k', 'hops', 'constraint', 'window_days']
+    const reading = timeReading(data.time);
+    if (reading) rows.push(['Time words', reading]);
+    const settings = ['strategy', 'store', 'fusion', 'k', 'hops', 'constraint', 'window_days']
       .filter((name) => query[name] !== undefined)
       .map((name) => `${name.replace('_', ' ')} ${query[name]}`);
     if (settings.length > 0) rows.push(['Settings', settings.join(' · ')]);

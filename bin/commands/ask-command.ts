@@ -43,11 +43,16 @@ function printAnswer(result: AnswerResult, request: SearchRequest, flags: AskFla
   const out = (line = ''): void => void process.stdout.write(`${line}\n`);
   out(result.answer);
   out();
+  const time = result.time;
+  if (time && (time.expressions.length > 0 || time.recency || time.event)) {
+    out(`time: ${time.explanation}${time.applied ? '' : ' (not applied: the request set its own time scope)'}`);
+    out();
+  }
   for (const c of result.citations) out(`[${c.n}] ${c.published_at.slice(0, 10)}  ${c.url ?? `(${c.kind} ${c.id})`}`);
   out();
   out(
     `${result.items.length} items by ${request.strategy}${(request.hops ?? 1) > 1 ? ' with a second hop' : ''} ` +
-      `from ${request.store} as of ` +
+      `from ${request.store} (${request.fusion ?? DEFAULT_FUSION} fusion) as of ` +
       `${spellDate(request.tq)}; q′ = "${result.reformulated}"` +
       (result.model ? `; answer by ${result.model}` : result.fallback ? `; extractive (LLM: ${result.fallback})` : ''),
   );

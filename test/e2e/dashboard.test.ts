@@ -270,7 +270,14 @@ describe('the dashboard', () => {
     const details = await page.locator('#query-details').innerText();
     expect(details).toContain('Goma M23, January 28, 2025');
     expect(details).toMatch(/retrieve 11\.8 ms/);
+    expect(details).not.toContain('Time words');
     await screenshot(page, '04-ask-answer-desktop');
+
+    // The question's own time words: how they were read is shown with the answer and the details.
+    await ask(page, { q: 'Goma M23 last week', date: '2025-01-28', store: 'both', k: 6 });
+    await expect.poll(() => page.locator('#query-details').innerText()).toContain('Time words');
+    expect(await page.locator('#query-details').innerText()).toMatch(/2025-01-20.*2025-01-26/);
+    expect(await page.locator('#answer-meta').innerText()).toMatch(/Time: .*2025-01-20/);
 
     // Failures are shown next to the form, with the API's message.
     await ask(page, { q: 'outage please' });

@@ -12,6 +12,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { extractiveAnswer } from '../../processors/query/compose-answer.js';
 import { spellDate } from '../../processors/query/reformulate-query.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
+import { understandQuestionTime } from '../../processors/query/understand-question-time.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
 import { guardScope, sendApiError } from '../../service/api-access.js';
 import { BearerTokens } from '../../service/bearer-tokens.js';
@@ -22,6 +23,21 @@ import { hubFeed, SpikeHub } from '../../streams/spike-feed.js';
 
 const DAY = 86_400_000;
 const day = (iso: string): number => Date.parse(`${iso}T00:00:00Z`);
+
+/** The question's time words as the query service reports them (the product's own reading). */
+function timeReadingOf(q: string, tq: number): Record<string, unknown> {
+  const intent = understandQuestionTime(q, tq);
+  const iso = (t: number | undefined): string | undefined => (t === undefined ? undefined : new Date(t).toISOString());
+  return {
+    expressions: intent.expressions.map((e) => e.text),
+    constraint: intent.constraint,
+    ...(intent.window ? { window: { from: iso(intent.window.from), to: iso(intent.window.to) } } : {}),
+    reference: iso(intent.reference),
+    recency: intent.recency,
+    explanation: intent.explanation,
+    applied: true,
+  };
+}
 
 export interface FixtureEntity {
   id: string;
@@ -541,6 +557,7 @@ export async function startDashboardFixture(options: DashboardFixtureOptions = {
           surface: e.name,
         })),
         items,
+        time: timeReadingOf(q.q, q.tq),
         timings_ms: { reformulate: 0.3, embed: 4.2, retrieve: 11.8, rank: 0.6, answer: 0.2 },
         ...answer,
         model: null,
