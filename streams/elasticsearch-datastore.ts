@@ -172,35 +172,54 @@ export class ElasticsearchDatastore implements Datastore {
     return undefined;
   }
 
-  async nearest(request: NearestRequest): Promise<ScoredDocument[]> {
-    const filter = filterClauses(request.filter);
-    const response = await this.es
-      .search<Source>(
+  /**
+   * One search over the months a filter can reach, bounded in time, with the client's failures as the
+   * datastore's own errors. Every read below goes through here.
+   */
+  private async search<T>(
+    kinds: readonly DatastoreKind[],
+    filter: DocumentFilter,
+    timeoutMs: number,
+    body: Omit<estypes.SearchRequest, 'index' | 'timeout' | 'ignore_unavailable' | 'allow_no_indices'>,
+  ): Promise<estypes.SearchResponse<T>> {
+    return this.es
+      .search<T>(
         {
-          index: this.targets(request.kinds, request.filter),
-          knn: {
-            field: 'embedding',
-            query_vector: [...request.vector],
-            k: request.k,
-            // The graph is explored num_candidates deep whatever k is: returning more of what was
-            // explored (TempRALM's over-retrieval) costs little, exploring deeper costs a lot.
-            num_candidates: Math.min(10_000, Math.max(100, request.k * 2)),
-            ...(filter.length > 0 ? { filter } : {}),
-          },
-          size: request.k,
-          _source: SOURCE_FIELDS,
+          index: this.targets(kinds, filter),
+          ...body,
           ignore_unavailable: true,
           allow_no_indices: true,
-          timeout: `${request.timeoutMs}ms`,
+          timeout: `${timeoutMs}ms`,
         },
-        { requestTimeout: request.timeoutMs },
+        { requestTimeout: timeoutMs },
       )
       .catch((error: unknown) => {
-        throw translated(error, request.timeoutMs);
+        throw translated(error, timeoutMs);
       });
+  }
+
+  private static scored(response: estypes.SearchResponse<Source>): ScoredDocument[] {
     return response.hits.hits.flatMap((hit) =>
       hit._source ? [{ document: stored(hit._source), score: hit._score ?? 0 }] : [],
     );
+  }
+
+  async nearest(request: NearestRequest): Promise<ScoredDocument[]> {
+    const filter = filterClauses(request.filter);
+    const response = await this.search<Source>(request.kinds, request.filter, request.timeoutMs, {
+      knn: {
+        field: 'embedding',
+        query_vector: [...request.vector],
+        k: request.k,
+        // The graph is explored num_candidates deep whatever k is: returning more of what was
+        // explored (TempRALM's over-retrieval) costs little, exploring deeper costs a lot.
+        num_candidates: Math.min(10_000, Math.max(100, request.k * 2)),
+        ...(filter.length > 0 ? { filter } : {}),
+      },
+      size: request.k,
+      _source: SOURCE_FIELDS,
+    });
+    return ElasticsearchDatastore.scored(response);
   }
 
   /**
@@ -209,82 +228,47 @@ export class ElasticsearchDatastore implements Datastore {
    */
   async lexical(request: LexicalRequest): Promise<ScoredDocument[]> {
     if (request.text.trim() === '') return [];
-    const response = await this.es
-      .search<Source>(
-        {
-          index: this.targets(request.kinds, request.filter),
-          query: {
-            bool: {
-              must: [
-                {
-                  multi_match: {
-                    query: request.text,
-                    type: 'most_fields',
-                    fields: Object.entries(LEXICAL_FIELDS).map(([field, weight]) => `${field}^${weight}`),
-                  },
-                },
-              ],
-              filter: filterClauses(request.filter),
+    const response = await this.search<Source>(request.kinds, request.filter, request.timeoutMs, {
+      query: {
+        bool: {
+          must: [
+            {
+              multi_match: {
+                query: request.text,
+                type: 'most_fields',
+                fields: Object.entries(LEXICAL_FIELDS).map(([field, weight]) => `${field}^${weight}`),
+              },
             },
-          },
-          size: request.k,
-          _source: SOURCE_FIELDS,
-          ignore_unavailable: true,
-          allow_no_indices: true,
-          timeout: `${request.timeoutMs}ms`,
+          ],
+          filter: filterClauses(request.filter),
         },
-        { requestTimeout: request.timeoutMs },
-      )
-      .catch((error: unknown) => {
-        throw translated(error, request.timeoutMs);
-      });
-    return response.hits.hits.flatMap((hit) =>
-      hit._source ? [{ document: stored(hit._source), score: hit._score ?? 0 }] : [],
-    );
+      },
+      size: request.k,
+      _source: SOURCE_FIELDS,
+    });
+    return ElasticsearchDatastore.scored(response);
   }
 
   async list(request: ListRequest): Promise<StoredDocument[]> {
-    const response = await this.es
-      .search<Source>(
-        {
-          index: this.targets([request.kind], request.filter),
-          query: { bool: { filter: filterClauses(request.filter) } },
-          ...(request.order === 'newest' ? { sort: [{ published_at: 'desc' as const }, { id: 'asc' as const }] } : {}),
-          size: request.limit,
-          _source: SOURCE_FIELDS,
-          ignore_unavailable: true,
-          allow_no_indices: true,
-          timeout: `${request.timeoutMs}ms`,
-        },
-        { requestTimeout: request.timeoutMs },
-      )
-      .catch((error: unknown) => {
-        throw translated(error, request.timeoutMs);
-      });
+    const response = await this.search<Source>([request.kind], request.filter, request.timeoutMs, {
+      query: { bool: { filter: filterClauses(request.filter) } },
+      ...(request.order === 'newest' ? { sort: [{ published_at: 'desc' as const }, { id: 'asc' as const }] } : {}),
+      size: request.limit,
+      _source: SOURCE_FIELDS,
+    });
     return response.hits.hits.flatMap((hit) => (hit._source ? [stored(hit._source)] : []));
   }
 
   async histogram(request: HistogramRequest): Promise<HistogramBucket[]> {
-    const response = await this.es
-      .search(
-        {
-          index: this.targets([request.kind], request.filter),
-          size: 0,
-          query: { bool: { filter: filterClauses(request.filter) } },
-          aggs: {
-            buckets: {
-              date_histogram: { field: 'published_at', calendar_interval: request.granularity, min_doc_count: 1 },
-            },
-          },
-          ignore_unavailable: true,
-          allow_no_indices: true,
-          timeout: `${request.timeoutMs}ms`,
+    const response = await this.search<unknown>([request.kind], request.filter, request.timeoutMs, {
+      size: 0,
+      query: { bool: { filter: filterClauses(request.filter) } },
+      aggs: {
+        buckets: {
+          date_histogram: { field: 'published_at', calendar_interval: request.granularity, min_doc_count: 1 },
         },
-        { requestTimeout: request.timeoutMs },
-      )
-      .catch((error: unknown) => {
-        throw translated(error, request.timeoutMs);
-      });
+      },
+    });
     const aggregation = response.aggregations?.buckets as { buckets: { key: number; doc_count: number }[] } | undefined;
     return (aggregation?.buckets ?? []).map((b) => ({ start: b.key, count: b.doc_count }));
   }
