@@ -2,12 +2,16 @@
  * Answers from retrieved items, with inline citations [n] pointing at items (interaction → its
  * chunks → the article URL and time):
  *
- * - **extractive** (no LLM): the top interactions (or chunks), dated, grouped by day, newest day
- *   first — every sentence of the answer is a retrieved text, so nothing is invented;
+ * - **extractive** (no LLM): the sentence of the retrieved items that best answers the question
+ *   first, chosen by relevance to the question and the kind of answer it asks for
+ *   (`choose-answer-sentences.ts`), dated and cited; then a few further sentences that bear on it
+ *   from other items, newest first. Every sentence is a retrieved text, word for word: nothing is
+ *   invented;
  * - **LLM** (NEON §2.3 step 4, Figure 2): a prompt grounded in the numbered items; the reply's
  *   citation markers are checked against the items, and a marker that names no item is removed.
  */
 import type { ChatMessage } from '../extract/chat-model.js';
+import { chooseAnswerSentences, type ScoredSentence } from './choose-answer-sentences.js';
 import { spellDate } from './reformulate-query.js';
 
 export interface AnswerItem {
@@ -17,6 +21,10 @@ export interface AnswerItem {
   /** ISO 8601. */
   published_at: string;
   url: string | null;
+  /** The article's title (a chunk), when retrieval has it. */
+  title?: string | undefined;
+  /** The item's entity names (an interaction's subject and object, a chunk's marked entities). */
+  entities?: readonly string[] | undefined;
 }
 
 export interface Citation {
@@ -27,16 +35,72 @@ export interface Citation {
   published_at: string;
 }
 
+/** The sentence an extractive answer leads with, for a client to highlight. */
+export interface AnswerLead {
+  /** The sentence, verbatim from item n. */
+  text: string;
+  n: number;
+  /** The name it gives, put first in the answer, for a question that asks for a name. */
+  name: string | null;
+}
+
 export interface ComposedAnswer {
   answer: string;
   citations: Citation[];
+  /** The extractive answer's leading sentence; null for an LLM answer or when nothing answered. */
+  lead: AnswerLead | null;
 }
 
 function citationOf(item: AnswerItem, n: number): Citation {
   return { n, id: item.id, kind: item.kind, url: item.url, published_at: item.published_at };
 }
 
-/** One line per day, newest first: "August 31, 2023: A [1]; B [2]." */
+/** How many further sentences follow the lead. */
+const SUPPORTING_SENTENCES = 3;
+
+/** A sentence as a clause: its own words, a closing full stop dropped so a citation can follow. */
+function clause(text: string): string {
+  return text.trim().replace(/[.\s]+$/, '');
+}
+
+/**
+ * The lead sentence, its citation and date:
+ *   `Friedrich Merz's CDU/CSU won the election with 28.5% of the vote [3] (February 23, 2025).`
+ * When the question asks for a name and the sentence gives one the question does not, that name
+ * comes first, the sentence after it in quotes — the name is the sentence's own words, and the
+ * quotes show where it was read: `Seattle Storm — "Bird played her whole career for the Seattle
+ * Storm" [3] (September 7, 2022).` A sentence that already starts with the name is left as it is.
+ */
+function leadLine(sentence: ScoredSentence, name: string | null, item: AnswerItem): string {
+  const date = spellDate(Date.parse(item.published_at));
+  const n = sentence.item + 1;
+  if (name !== null && !sentence.text.startsWith(name)) return `${name} — "${clause(sentence.text)}" [${n}] (${date}).`;
+  return `${clause(sentence.text)} [${n}] (${date}).`;
+}
+
+function newestFirst(sentences: readonly ScoredSentence[], items: readonly AnswerItem[]): ScoredSentence[] {
+  const time = (s: ScoredSentence): number => Date.parse(items[s.item]!.published_at);
+  return [...sentences].sort((a, b) => time(b) - time(a));
+}
+
+/** "February 24, 2025: Friedrich Merz declares … [6]." */
+function datedLine(sentence: ScoredSentence, items: readonly AnswerItem[]): string {
+  const date = spellDate(Date.parse(items[sentence.item]!.published_at));
+  return `${date}: ${clause(sentence.text)} [${sentence.item + 1}].`;
+}
+
+function citationsInOrder(sentences: readonly ScoredSentence[], items: readonly AnswerItem[]): Citation[] {
+  const order = [...new Set(sentences.map((s) => s.item))];
+  return order.map((i) => citationOf(items[i]!, i + 1));
+}
+
+/**
+ * The best answering sentence first; then up to three more that bear on the question (other items
+ * first), dated, newest first, under "Also, as of <date>:", or "Retrieved as of <date>." when none
+ * does. When no sentence shares a word with the question, it says so and quotes a few sentences of
+ * the best-ranked items instead, with no lead. Citations are listed in order of first use; `n` is
+ * the item's position, as in the LLM answer.
+ */
 export function extractiveAnswer(
   question: string,
   tq: number,
@@ -44,34 +108,32 @@ export function extractiveAnswer(
   maxItems = 10,
 ): ComposedAnswer {
   const used = items.slice(0, maxItems);
+  const asOf = spellDate(tq);
   if (used.length === 0) {
-    return { answer: `Nothing was found about "${question}" published as of ${spellDate(tq)}.`, citations: [] };
+    return { answer: `Nothing was found about "${question}" published as of ${asOf}.`, citations: [], lead: null };
   }
-  // The same sentence twice (one clause extracted for two subjects, a chunk and its interaction)
-  // is said once; its citation stays with the first item that carries it.
-  const said = new Set<string>();
-  const byDay = new Map<string, { n: number; item: AnswerItem }[]>();
-  const cited: { n: number; item: AnswerItem }[] = [];
-  used.forEach((item, i) => {
-    const day = item.published_at.slice(0, 10);
-    const key = `${day} ${item.text
-      .trim()
-      .replace(/[.\s]+$/, '')
-      .toLowerCase()}`;
-    if (said.has(key)) return;
-    said.add(key);
-    cited.push({ n: i + 1, item });
-    byDay.set(day, [...(byDay.get(day) ?? []), { n: i + 1, item }]);
-  });
-  const lines = [...byDay.entries()]
-    .sort(([a], [b]) => b.localeCompare(a))
-    .map(([day, entries]) => {
-      const sentences = entries.map(({ n, item }) => `${item.text.trim().replace(/[.\s]+$/, '')} [${n}]`);
-      return `${spellDate(Date.parse(`${day}T00:00:00Z`))}: ${sentences.join('; ')}.`;
-    });
+  const choice = chooseAnswerSentences(question, used, { support: SUPPORTING_SENTENCES, asOf: tq });
+  if (choice.lead === null) {
+    const firsts = chooseAnswerSentences('', used, { support: SUPPORTING_SENTENCES - 1, asOf: tq });
+    const closest = newestFirst(firsts.lead === null ? [] : [firsts.lead, ...firsts.support], used);
+    return {
+      answer: [
+        `Nothing retrieved as of ${asOf} mentions what "${question}" asks about; the best-ranked items say:`,
+        ...closest.map((s) => datedLine(s, used)),
+      ].join('\n'),
+      citations: citationsInOrder(closest, used),
+      lead: null,
+    };
+  }
+  const lead = choice.lead;
+  const support = newestFirst(choice.support, used);
+  const lines = [leadLine(lead, choice.leadName, used[lead.item]!)];
+  if (support.length > 0) lines.push(`Also, as of ${asOf}:`, ...support.map((s) => datedLine(s, used)));
+  else lines.push(`Retrieved as of ${asOf}.`);
   return {
-    answer: [`As of ${spellDate(tq)}:`, ...lines].join('\n'),
-    citations: cited.map(({ n, item }) => citationOf(item, n)),
+    answer: lines.join('\n'),
+    citations: citationsInOrder([lead, ...support], used),
+    lead: { text: lead.text, n: lead.item + 1, name: choice.leadName },
   };
 }
 
@@ -116,5 +178,5 @@ export function citedAnswer(reply: string, items: readonly AnswerItem[]): Compos
     })
     .replace(/ {2,}/g, ' ')
     .trim();
-  return { answer, citations: cited.map((n) => citationOf(items[n - 1]!, n)) };
+  return { answer, citations: cited.map((n) => citationOf(items[n - 1]!, n)), lead: null };
 }

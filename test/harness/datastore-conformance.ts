@@ -242,7 +242,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
 
     const date = new Date(TQ).toISOString();
 
-    it('answers extractively without an LLM: dated lines grouped by day, citations to items with URLs', async () => {
+    it('answers extractively without an LLM: the best sentence first, then the others dated, citations to items with URLs', async () => {
       const base = await serve();
       const response = await fetch(`${base}/v1/ask?q=doja+cat+news&date=${date}&k=3&strategy=temporal&fusion=dense`);
       expect(response.status).toBe(200);
@@ -259,8 +259,9 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       expect(body.items.map((i) => i.id)).toEqual(['b', 'a', 'c']);
       expect(body.answer).toBe(
         [
-          'As of August 31, 2023:',
-          'August 31, 2023: Doja Cat interaction b [1]; Doja Cat interaction a [2].',
+          'Doja Cat interaction b [1] (August 31, 2023).',
+          'Also, as of August 31, 2023:',
+          'August 31, 2023: Doja Cat interaction a [2].',
           'August 30, 2023: Doja Cat interaction c [3].',
         ].join('\n'),
       );

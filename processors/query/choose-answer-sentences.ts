@@ -1,0 +1,500 @@
+/**
+ * Which retrieved sentences answer a question, best first — the extractive answer's choice, with no
+ * model: every item is split into sentences (`markup/split-sentences.ts`) and each sentence is scored
+ *
+ *   relevance     BM25 of the question's content words against the sentence, IDF taken from the
+ *                 sentences at hand, normalised by the question's total IDF (≈ the IDF-weighted share
+ *                 of the question the sentence covers); plus a bonus when it names, whole, an
+ *                 entity the question names;
+ * + context       the same share for the sentence's whole item (with its title and entity names): a
+ *                 chunk sentence that says "He won 28.5%" belongs to a passage about the question;
+ * + answer type   the sentence holds an answer of the kind the question asks for (a name for who /
+ *                 which <noun>, a date for when, a number for how many, a place for where, a cause
+ *                 for why) that the question does not already name;
+ * + prior         the item's retrieval rank (retrieval already weighed similarity and time);
+ * − form          a question or a quoted question, a headline or caption, no verb, a fragment.
+ *
+ * + recency       a little for the later news, so it wins near ties: retrieval has already ranked
+ *                 by time, so recency only decides between sentences the question cannot tell apart.
+ *
+ * Boilerplate (newsletter sign-ups, ad prompts, credits) is never chosen. Exact ties go to the more
+ * recent sentence, then to the better-ranked item. The same sentence in two items (chunks overlap,
+ * an interaction repeats its chunk) is one candidate, kept with the first item.
+ *
+ * Pure: no I/O. Cost: some 13 ms for 10 chunks of 5 sentences on one core, most of it splitting.
+ */
+import { splitSentences } from '../markup/split-sentences.js';
+import {
+  asksSomething,
+  datesIn,
+  hasGluedHeadline,
+  isBoilerplate,
+  lexicalTags,
+  looksLikeHeadline,
+  namesIn,
+  namesSeenMidSentence,
+  numbersIn,
+  withoutDateline,
+} from './answer-candidates.js';
+import { askingSentence, expectedAnswerType, type AnswerType } from './answer-type.js';
+import { allTerms, contentTerms, isContentWord, stem, words } from './question-terms.js';
+
+/** What the chooser reads of a retrieved item. */
+export interface SentenceSource {
+  kind: 'interaction' | 'chunk';
+  text: string;
+  /** ISO 8601. */
+  published_at: string;
+  /** The article's title, for a chunk. */
+  title?: string | undefined;
+  /** Entity names of the item (an interaction's subject and object, a chunk's marked entities). */
+  entities?: readonly string[] | undefined;
+}
+
+export interface ScoredSentence {
+  /** Index of the item it comes from (0-based, in the order given). */
+  item: number;
+  /** The sentence, verbatim from the item's text. */
+  text: string;
+  score: number;
+  /** The answers of the expected type it holds that the question does not name, in order. */
+  answers: string[];
+}
+
+export interface AnswerChoice {
+  type: AnswerType;
+  /** The sentence that best answers the question; null when no sentence shares a word with it. */
+  lead: ScoredSentence | null;
+  /** A few further distinct sentences that bear on the question, best first. */
+  support: ScoredSentence[];
+  /**
+   * For a question asking for a name (who, where, which <noun>): the one name the lead gives that the
+   * question does not; null when it gives none or several.
+   */
+  leadName: string | null;
+}
+
+export interface ChooseOptions {
+  /** How many supporting sentences at most. Default 3. */
+  support?: number;
+  /** The time the question is asked as of (ms): recency is counted back from it. Default: the newest item's. */
+  asOf?: number;
+}
+
+const K1 = 1.2;
+const B = 0.75;
+/**
+ * What each part of a sentence's score weighs, relevance counting 1 (about 0–1.5). Chosen by hand
+ * and checked on the RealTime QA development questions (`eval/answer-sentences.ts`), where moving
+ * any one of them by half changed the share of answers holding the correct choice by less than its
+ * noise, except the answer type (without it, 0.600 → 0.578 on 547 questions).
+ */
+const WEIGHTS = {
+  /** The sentence names, whole, a multi-word entity the question names. */
+  entityPhrase: 0.15,
+  /** Times the share of the question its whole item covers. */
+  context: 0.3,
+  /** It holds an answer of the kind asked for (times 1, or 0.6 for a place not after "in", "at"…). */
+  answerType: 0.35,
+  /** Times 1 for the first item, ⅔ for the second, ½ for the third… */
+  prior: 0.2,
+  /**
+   * Times 1 for a sentence published as of the question's time, ½ a week before, ⅓ two weeks
+   * before…: retrieval has already weighed time into the rank, so this only settles near ties
+   * between sentences the question cannot tell apart, for the later news.
+   */
+  recency: 0.05,
+  /** Penalties: a question or quoted question, a headline or caption, no verb, a fragment of under
+   * five words, a sentence of over fifty, a headline run into the text. */
+  question: 0.4,
+  headline: 0.2,
+  noVerb: 0.25,
+  fragment: 0.15,
+  long: 0.1,
+  glued: 0.2,
+  /** A sentence that only says what the question says ("Germany held a federal election on Sunday"). */
+  restates: 0.3,
+  /** A question term that only sets the scene counts this much of one in the asking sentence. */
+  scene: 0.5,
+};
+/** A supporting sentence scores at least this share of the lead's score. */
+const SUPPORT_SHARE = 0.5;
+/** A second sentence from an item already quoted counts this much: other sources and dates first. */
+const SAME_ITEM_FACTOR = 0.85;
+/** A sentence whose words are this much inside an already chosen sentence's words repeats it. */
+const REPEAT_CONTAINMENT = 0.8;
+const NAME_CONNECTORS: ReadonlySet<string> = new Set(['of', 'for', 'the', 'and', 'de', 'del', 'la', 'von', 'van']);
+/** Titles before a name, which do not make a name the question gives a new one ("President Joe Biden"). */
+const TITLES: ReadonlySet<string> = new Set(
+  'president sen senator rep gov governor mr mrs ms dr judge justice lt lieutenant gen general secretary minister chancellor mayor ceo coach'.split(
+    ' ',
+  ),
+);
+const LOCATIVE = /\b(?:in|at|near|from|to|across|outside|inside|into|within|throughout)\s+(?:the\s+)?$/i;
+const CAUSE =
+  /\b(?:because|due to|after|amid|over concerns|since|as a result|following|citing|caused by|blamed|in response to|in order to|so that)\b/i;
+
+interface Candidate {
+  item: number;
+  position: number;
+  text: string;
+  key: string;
+  words: Set<string>;
+  terms: Map<string, number>;
+  length: number;
+  publishedAt: number;
+  answers: string[];
+  fit: number;
+  form: number;
+  score: number;
+}
+
+export function chooseAnswerSentences(
+  question: string,
+  items: readonly SentenceSource[],
+  options: ChooseOptions = {},
+): AnswerChoice {
+  const { type, ranked } = rankCandidates(question, items, options.asOf);
+  const lead = ranked[0];
+  if (lead === undefined) return { type, lead: null, support: [], leadName: null };
+  const support = chooseSupport(lead, ranked.slice(1), options.support ?? 3);
+  return {
+    type,
+    lead: scored(lead),
+    support: support.map(scored),
+    leadName: nameOfLead(type, lead),
+  };
+}
+
+/** Every sentence that shares a word with the question (any, when it has none), best first, scored. */
+export function rankAnswerSentences(
+  question: string,
+  items: readonly SentenceSource[],
+  asOf?: number,
+): { type: AnswerType; ranked: ScoredSentence[] } {
+  const { type, ranked } = rankCandidates(question, items, asOf);
+  return { type, ranked: ranked.map(scored) };
+}
+
+function rankCandidates(
+  question: string,
+  items: readonly SentenceSource[],
+  asOf: number | undefined,
+): { type: AnswerType; ranked: Candidate[] } {
+  const type = expectedAnswerType(question);
+  const candidates = sentencesOf(items);
+  if (candidates.length === 0) return { type, ranked: [] };
+
+  const weights = questionTermWeights(question);
+  const questionTerms = [...weights.keys()];
+  const variants = termVariants(questionTerms, [...candidates.flatMap((c) => [...c.terms.keys()])]);
+  for (const c of candidates) c.terms = foldVariants(c.terms, variants);
+  // Each question term's weight: its IDF over the sentences at hand, halved for scene-setting words.
+  const idf = new Map(
+    [...inverseDocumentFrequencies(candidates, questionTerms)].map(([t, v]) => [t, v * weights.get(t)!]),
+  );
+  const totalIdf = questionTerms.reduce((sum, t) => sum + idf.get(t)!, 0);
+  const averageLength = candidates.reduce((sum, c) => sum + c.length, 0) / candidates.length;
+  const relevance = new Map<Candidate, number>();
+  for (const c of candidates) {
+    relevance.set(c, totalIdf > 0 ? bm25(c, questionTerms, idf, averageLength) / totalIdf : 0);
+  }
+  const context = items.map((item) =>
+    coverage(new Set(foldVariants(countTerms(words(itemText(item))), variants).keys()), questionTerms, idf, totalIdf),
+  );
+  // Only sentences that share a word with the question can answer it (any, when it has no content words).
+  const relevant = candidates.filter((c) => questionTerms.length === 0 || relevance.get(c)! > 0);
+  const now = asOf ?? Math.max(...candidates.map((c) => c.publishedAt));
+  const seen = namesSeenMidSentence(candidates.map((c) => c.text));
+  const known = [...new Set(items.flatMap((item) => item.entities ?? []))];
+  const questionWords = [...allTerms(question)];
+  const foldedQuestion = ` ${words(question).join(' ')} `;
+  const questionNames = [...namesIn(question, seen, known), ...known]
+    .map((name) => words(name).join(' '))
+    .filter((key, i, all) => key.includes(' ') && foldedQuestion.includes(` ${key} `) && all.indexOf(key) === i);
+  // An answer the question already gives answers nothing: "Bird" for a question about Sue Bird,
+  // "Germany" for one about the German election, "Primetime Emmy Awards" for one about the Emmys.
+  // A name is new when at least half of its words (titles and connectors aside) are.
+  const isNew = (answer: string): boolean => {
+    const own = words(answer).filter((w) => !NAME_CONNECTORS.has(w) && !TITLES.has(w));
+    const fresh = own.filter((w) => {
+      const term = stem(w);
+      return !questionWords.some((q) => q === term || sameWordFamily(q, term));
+    });
+    return fresh.length > 0 && fresh.length * 2 >= own.length;
+  };
+
+  const asked = new Set(questionTerms);
+  for (const c of relevant) {
+    const phrase = questionNames.some((name) => ` ${c.key} `.includes(` ${name} `)) ? 1 : 0;
+    const { answers, fit } = answerFit(withoutDateline(c.text), type, seen, items[c.item]!.entities ?? [], isNew);
+    c.answers = answers;
+    c.fit = fit;
+    c.form = formPenalty(c, items[c.item]!.kind) + (restates(c, asked) ? WEIGHTS.restates : 0);
+    c.score =
+      relevance.get(c)! +
+      WEIGHTS.entityPhrase * phrase +
+      WEIGHTS.context * context[c.item]! +
+      WEIGHTS.answerType * fit +
+      WEIGHTS.prior * prior(c.item) +
+      WEIGHTS.recency * recency(now - c.publishedAt) -
+      c.form;
+  }
+  return { type, ranked: relevant.sort(byScore) };
+}
+
+/** Every sentence of every item, in item order, the same sentence kept once (with its first item). */
+function sentencesOf(items: readonly SentenceSource[]): Candidate[] {
+  const byKey = new Set<string>();
+  const candidates: Candidate[] = [];
+  items.forEach((item, index) => {
+    const text = item.text;
+    splitSentences(text).forEach((range, position) => {
+      const sentence = text.slice(range.start, range.end).replace(/\s+/g, ' ').trim();
+      const all = words(sentence);
+      const key = all.join(' ');
+      if (key === '' || byKey.has(key) || isBoilerplate(sentence)) return;
+      byKey.add(key);
+      const terms = countTerms(all);
+      candidates.push({
+        item: index,
+        position,
+        text: sentence,
+        key,
+        words: new Set(all),
+
+        terms,
+        length: Math.max(
+          1,
+          [...terms.values()].reduce((a, b) => a + b, 0),
+        ),
+        publishedAt: Number.isFinite(Date.parse(item.published_at)) ? Date.parse(item.published_at) : 0,
+        answers: [],
+        fit: 0,
+        form: 0,
+        score: 0,
+      });
+    });
+  });
+  return candidates;
+}
+
+/**
+ * The question's stemmed content words, each weighted 1, or `WEIGHTS.scene` when it only appears in
+ * a sentence that sets the scene before the one that asks ("The first images from the James Webb
+ * Telescope were released… How much did the telescope cost?": "cost" and "telescope" count fully).
+ */
+function questionTermWeights(question: string): Map<string, number> {
+  const asking = new Set(contentTerms(askingSentence(question)));
+  return new Map(contentTerms(question).map((t) => [t, asking.has(t) || asking.size === 0 ? 1 : WEIGHTS.scene]));
+}
+
+function itemText(item: SentenceSource): string {
+  return [item.title ?? '', item.text, ...(item.entities ?? [])].join('\n');
+}
+
+/** Stemmed content words and how often each occurs, from a text's words. */
+function countTerms(textWords: readonly string[]): Map<string, number> {
+  const terms = new Map<string, number>();
+  for (const word of textWords) {
+    if (!isContentWord(word)) continue;
+    const term = stem(word);
+    terms.set(term, (terms.get(term) ?? 0) + 1);
+  }
+  return terms;
+}
+
+/**
+ * Two stems of one word family beyond what the stemmer folds: one is the other plus at most three
+ * letters, the shorter five letters or more ("german" / "germany", "russia" / "russian", "elect" /
+ * "election"). Names and their adjectives matter most here; a stray pair ("polic" / "policy") costs
+ * little next to missing "Germany" in a question about the German election.
+ */
+export function sameWordFamily(a: string, b: string): boolean {
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  return short.length >= 5 && long.length - short.length <= 3 && long.startsWith(short) && !/\p{N}/u.test(long);
+}
+
+/** Each word of the sentences that belongs to a question term's family, mapped to that term. */
+function termVariants(questionTerms: readonly string[], vocabulary: readonly string[]): Map<string, string> {
+  const variants = new Map<string, string>();
+  for (const word of new Set(vocabulary)) {
+    if (questionTerms.includes(word)) continue;
+    const family = questionTerms.find((term) => sameWordFamily(term, word));
+    if (family !== undefined) variants.set(word, family);
+  }
+  return variants;
+}
+
+function foldVariants(terms: ReadonlyMap<string, number>, variants: ReadonlyMap<string, string>): Map<string, number> {
+  const folded = new Map<string, number>();
+  for (const [term, count] of terms) {
+    const key = variants.get(term) ?? term;
+    folded.set(key, (folded.get(key) ?? 0) + count);
+  }
+  return folded;
+}
+
+function inverseDocumentFrequencies(candidates: readonly Candidate[], terms: readonly string[]): Map<string, number> {
+  const n = candidates.length;
+  return new Map(
+    terms.map((term) => {
+      const df = candidates.filter((c) => c.terms.has(term)).length;
+      return [term, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
+    }),
+  );
+}
+
+function bm25(c: Candidate, terms: readonly string[], idf: ReadonlyMap<string, number>, averageLength: number): number {
+  let score = 0;
+  for (const term of terms) {
+    const tf = c.terms.get(term) ?? 0;
+    if (tf === 0) continue;
+    score += (idf.get(term)! * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * c.length) / averageLength));
+  }
+  return score;
+}
+
+/** The IDF-weighted share of the question's terms a set of terms holds. */
+function coverage(
+  held: ReadonlySet<string>,
+  terms: readonly string[],
+  idf: ReadonlyMap<string, number>,
+  totalIdf: number,
+): number {
+  if (totalIdf === 0) return 0;
+  return terms.reduce((sum, t) => sum + (held.has(t) ? idf.get(t)! : 0), 0) / totalIdf;
+}
+
+/** 1 for the first item, ⅔ for the second, ½ for the third… */
+function prior(rank: number): number {
+  return 1 / (1 + rank / 2);
+}
+
+const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** 1 for no age, ½ for a week, ⅓ for two… (a date in the future counts as none). */
+function recency(ageMs: number): number {
+  return 1 / (1 + Math.max(0, ageMs) / WEEK_MS);
+}
+
+function answerFit(
+  sentence: string,
+  type: AnswerType,
+  seen: ReadonlySet<string>,
+  known: readonly string[],
+  isNew: (answer: string) => boolean,
+): { answers: string[]; fit: number } {
+  switch (type) {
+    case 'person':
+    case 'name': {
+      const answers = namesIn(sentence, seen, known).filter(isNew);
+      return { answers, fit: answers.length > 0 ? 1 : 0 };
+    }
+    case 'place': {
+      const names = namesIn(sentence, seen, known).filter(isNew);
+      const placed = names.filter((name) => LOCATIVE.test(sentence.slice(0, sentence.indexOf(name))));
+      if (placed.length > 0) return { answers: placed, fit: 1 };
+      return { answers: names, fit: names.length > 0 ? 0.6 : 0 };
+    }
+    case 'date': {
+      const answers = datesIn(sentence).filter(isNew);
+      return { answers, fit: answers.length > 0 ? 1 : 0 };
+    }
+    case 'number': {
+      const answers = numbersIn(sentence).filter(isNew);
+      return { answers, fit: answers.length > 0 ? 1 : 0 };
+    }
+    case 'reason':
+      return { answers: [], fit: CAUSE.test(sentence) ? 1 : 0 };
+    case 'other':
+      return { answers: [], fit: 0 };
+  }
+}
+
+/** Whether a sentence adds at most one content word to the question's. */
+function restates(c: Candidate, asked: ReadonlySet<string>): boolean {
+  let added = 0;
+  for (const term of c.terms.keys()) if (!asked.has(term)) added++;
+  return added <= 1;
+}
+
+function formPenalty(c: Candidate, kind: SentenceSource['kind']): number {
+  let penalty = 0;
+  if (asksSomething(c.text)) penalty += WEIGHTS.question;
+  // An interaction is a statement by construction, written without a full stop.
+  if (kind === 'chunk' && looksLikeHeadline(c.text)) penalty += WEIGHTS.headline;
+  const count = c.words.size;
+  if (count < 5) penalty += WEIGHTS.fragment;
+  if (count > 50) penalty += WEIGHTS.long;
+  if (!hasVerb(c.text)) penalty += WEIGHTS.noVerb;
+  if (hasGluedHeadline(c.text)) penalty += WEIGHTS.glued;
+  return penalty;
+}
+
+const VERB_TAGS = /^(?:Verb|PastTense|PresentTense|Infinitive|Gerund|Participle|Copula|Modal|Auxiliary|PhrasalVerb)$/;
+
+/**
+ * Whether a sentence has a verb, by looking its words up in compromise's lexicon (plus a regular
+ * "-ed" past): tagging a sentence in context costs milliseconds, a lookup next to nothing, and this
+ * only has to tell a statement from a headline, caption or list of names. It errs towards finding a
+ * verb ("seats" is listed as one), so a real sentence is not penalised.
+ */
+export function hasVerb(sentence: string): boolean {
+  return sentence
+    .split(/[^\p{L}'’-]+/u)
+    .slice(1)
+    .some((word) => {
+      if (word === '' || /^\p{Lu}/u.test(word)) return false;
+      const tags = lexicalTags(word.toLowerCase());
+      return tags.some((tag) => VERB_TAGS.test(tag)) || (tags.length === 0 && /\p{L}{3}ed$/u.test(word));
+    });
+}
+
+function byScore(a: Candidate, b: Candidate): number {
+  return b.score - a.score || b.publishedAt - a.publishedAt || a.item - b.item || a.position - b.position;
+}
+
+/**
+ * Whether a sentence repeats one already chosen: its words lie mostly inside the other's and it
+ * gives no answer the other does not ("The club appointed Jones as coach" does not repeat "The club
+ * appointed Smith as coach").
+ */
+function repeats(c: Candidate, chosen: readonly Candidate[]): boolean {
+  return chosen.some((other) => {
+    const [small, large] = c.words.size <= other.words.size ? [c.words, other.words] : [other.words, c.words];
+    let shared = 0;
+    for (const word of small) if (large.has(word)) shared++;
+    if (shared / Math.max(1, small.size) < REPEAT_CONTAINMENT) return false;
+    return c.answers.every((answer) => ` ${other.key} `.includes(` ${words(answer).join(' ')} `));
+  });
+}
+
+/** Greedy: the best remaining sentence that does not repeat one chosen, other items before the same one again. */
+function chooseSupport(lead: Candidate, rest: readonly Candidate[], limit: number): Candidate[] {
+  const chosen: Candidate[] = [lead];
+  const threshold = lead.score > 0 ? lead.score * SUPPORT_SHARE : lead.score;
+  let pool = rest.filter((c) => c.score >= threshold && !repeats(c, chosen));
+  while (chosen.length - 1 < limit && pool.length > 0) {
+    const quoted = new Set(chosen.map((c) => c.item));
+    const adjusted = (c: Candidate): number => c.score * (quoted.has(c.item) ? SAME_ITEM_FACTOR : 1);
+    const next = pool.reduce((best, c) => (adjusted(c) > adjusted(best) ? c : best));
+    if (adjusted(next) < threshold) break;
+    chosen.push(next);
+    pool = pool.filter((c) => c !== next && !repeats(c, chosen));
+  }
+  return chosen.slice(1);
+}
+
+/**
+ * The name a name question's lead answers with: the one name of the expected kind it gives that the
+ * question does not. With two or more, choosing one would be a guess the sentence does not make.
+ */
+function nameOfLead(type: AnswerType, lead: Candidate): string | null {
+  if (type !== 'person' && type !== 'name' && type !== 'place') return null;
+  return lead.answers.length === 1 ? lead.answers[0]! : null;
+}
+
+function scored(c: Candidate): ScoredSentence {
+  return { item: c.item, text: c.text, score: Math.round(c.score * 1000) / 1000, answers: c.answers };
+}

@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import {
+  asksSomething,
+  datesIn,
+  hasGluedHeadline,
+  isBoilerplate,
+  looksLikeHeadline,
+  namesIn,
+  numbersIn,
+  withoutDateline,
+} from '../../processors/query/answer-candidates.js';
+import { expectedAnswerType } from '../../processors/query/answer-type.js';
+import {
+  chooseAnswerSentences,
+  hasVerb,
+  rankAnswerSentences,
+  sameWordFamily,
+  type SentenceSource,
+} from '../../processors/query/choose-answer-sentences.js';
+import { contentTerms, stem } from '../../processors/query/question-terms.js';
+
+describe('the kind of answer a question asks for', () => {
+  it.each([
+    ['Who won the German federal election?', 'person'],
+    ['To whom did the prize go?', 'person'],
+    ['Whose seat is she filling?', 'person'],
+    ['When did the terminal open?', 'date'],
+    ['In what year was the treaty signed?', 'date'],
+    ['How many seats did Alternative for Germany win?', 'number'],
+    ['What percentage of babies were born out of wedlock?', 'number'],
+    ['Despite dropping slightly, how much have gas prices increased?', 'number'],
+    ['Where did the debate take place?', 'place'],
+    ['A new study names which country as the worst for housing?', 'place'],
+    ['The US made a deal with which country to free five Americans?', 'place'],
+    ['Which former NFL star announced he will become a professor?', 'person'],
+    ['Ron DeSantis announced his bid on which social media platform?', 'name'],
+    ['Sue Bird played her final game this week. Which team did she play for?', 'name'],
+    ['She also appeared in which of these films?', 'name'],
+    ["What is the name of Joe Biden's dog?", 'name'],
+    ['The new variant has arrived. What is it called?', 'name'],
+    ['Why was the park shut down?', 'reason'],
+    ['What did the images show?', 'other'],
+    ['Doja Cat news', 'other'],
+  ])('%s → %s', (question, type) => {
+    expect(expectedAnswerType(question)).toBe(type);
+  });
+
+  it('reads "who" after a noun or a comma as a relative pronoun, not as the question', () => {
+    expect(
+      expectedAnswerType(
+        'Actress Cindy Williams, who played Shirley, died at 75. She appeared in which of these films?',
+      ),
+    ).toBe('name');
+    expect(expectedAnswerType('How old was the player who scored the winning goal?')).toBe('number');
+  });
+});
+
+describe('question terms', () => {
+  it('drops function, question and time words and stems lightly', () => {
+    expect(contentTerms('Who won the German federal election this week?')).toEqual([
+      'win',
+      'german',
+      'federal',
+      'election',
+    ]);
+    expect(['ferries', 'ferry'].map(stem)).toEqual(['ferry', 'ferry']);
+    expect(['voted', 'voting', 'vote'].map(stem)).toEqual(['vot', 'vot', 'vot']);
+    expect(['winning', 'wins', 'won'].map(stem)).toEqual(['win', 'win', 'win']);
+    expect(stem('28.5')).toBe('28.5');
+  });
+
+  it('takes a country and its adjective for one word family, but not two short words', () => {
+    expect(sameWordFamily('german', 'germany')).toBe(true);
+    expect(sameWordFamily('russia', 'russian')).toBe(true);
+    expect(sameWordFamily('win', 'wind')).toBe(false);
+    expect(sameWordFamily('german', 'germanic-speaking')).toBe(false);
+  });
+});
+
+describe('answer candidates of a sentence', () => {
+  const seen = new Set(['merz']);
+
+  it('finds names: capitalised runs cut at a possessive, connectors inside, quoted titles', () => {
+    expect(namesIn("Friedrich Merz's CDU/CSU won the election with 28.5% of the vote.", seen)).toEqual([
+      'Friedrich Merz',
+      'CDU/CSU',
+    ]);
+    expect(namesIn('Officials said Alternative for Germany finished second.', seen)).toEqual([
+      'Alternative for Germany',
+    ]);
+    expect(namesIn('"Succession" earned the most nominations on Tuesday.', seen)).toEqual(['Succession']);
+    expect(namesIn('Merz said so.', seen)).toEqual(['Merz']);
+    expect(namesIn('The deal was signed by acme robotics.', seen, ['acme robotics'])).toEqual(['acme robotics']);
+  });
+
+  it('leaves a dateline out of what a sentence says', () => {
+    expect(withoutDateline('(CNN) President Joe Biden nominated Ketanji Brown Jackson.')).toBe(
+      'President Joe Biden nominated Ketanji Brown Jackson.',
+    );
+    expect(withoutDateline('INDIAN WELLS, Calif. — Novak Djokovic has withdrawn.')).toBe(
+      'Novak Djokovic has withdrawn.',
+    );
+    expect(withoutDateline('The NFL – and the NBA – agreed.')).toBe('The NFL – and the NBA – agreed.');
+  });
+
+  it('finds dates and numbers, a bare year being a date', () => {
+    expect(datesIn('The terminal opened on March 3, 2024, after two years.')).toEqual(['March 3, 2024']);
+    expect(numbersIn('It cost $10 billion in 2022 and 28.5% more, two times over.')).toEqual([
+      '$10 billion',
+      '28.5%',
+      'two',
+    ]);
+  });
+
+  it('tells statements from headlines, questions, glued links and boilerplate', () => {
+    expect(hasVerb('Germans vote to elect the Bundestag')).toBe(true);
+    expect(hasVerb('Doja Cat interaction b')).toBe(false);
+    expect(looksLikeHeadline('World Happiness Report Country Rankings')).toBe(true);
+    expect(looksLikeHeadline('Finland was named the happiest country for the sixth year.')).toBe(false);
+    expect(asksSomething('"Who will win?" he asked.')).toBe(true);
+    expect(hasGluedHeadline('More:Burmese pythons invaded South Florida')).toBe(true);
+    expect(isBoilerplate('Sign up for our newsletter.')).toBe(true);
+    expect(isBoilerplate('How relevant is this ad to you?')).toBe(true);
+    expect(isBoilerplate('Merz won the election.')).toBe(false);
+  });
+});
+
+describe('choosing answer sentences', () => {
+  const item = (text: string, kind: SentenceSource['kind'] = 'chunk'): SentenceSource => ({
+    kind,
+    text,
+    published_at: '2025-02-23T10:00:00.000Z',
+  });
+
+  it('ranks only sentences that share a word with the question, best first, with the answers they hold', () => {
+    const { type, ranked } = rankAnswerSentences('Who won the German federal election?', [
+      item('Coalition talks take weeks. Germany held a federal election on Sunday.'),
+      item("Friedrich Merz's CDU/CSU won the election with 28.5% of the vote."),
+    ]);
+    expect(type).toBe('person');
+    expect(ranked.map((s) => s.text)).toEqual([
+      "Friedrich Merz's CDU/CSU won the election with 28.5% of the vote.",
+      'Germany held a federal election on Sunday.',
+    ]);
+    expect(ranked[0]!.answers).toEqual(['Friedrich Merz', 'CDU/CSU']);
+    // "Germany" is the question's own "German": no answer.
+    expect(ranked[1]!.answers).toEqual([]);
+  });
+
+  it('keeps the supporting sentences few, distinct and above half the lead’s score', () => {
+    const choice = chooseAnswerSentences(
+      'How many seats did Alternative for Germany win?',
+      [
+        item('Alternative for Germany won 152 seats. Alternative for Germany won 152 seats in all.'),
+        item('The far-right party won 152 seats, its best result.'),
+        item('Alternative for Germany won seats in every eastern state.'),
+        item('The Left won 64 seats.'),
+        item('Alternative for Germany held a rally in Berlin.'),
+        item('The Greens welcomed the result.'),
+      ],
+      { support: 2 },
+    );
+    expect(choice.lead?.text).toBe('Alternative for Germany won 152 seats.');
+    expect(choice.support).toHaveLength(2);
+    expect(choice.support.map((s) => s.text)).not.toContain('Alternative for Germany won 152 seats in all.');
+    for (const s of choice.support) expect(s.score).toBeGreaterThanOrEqual(choice.lead!.score / 2);
+  });
+
+  it('chooses nothing from nothing', () => {
+    expect(chooseAnswerSentences('Who won?', [])).toEqual({ type: 'person', lead: null, support: [], leadName: null });
+  });
+});
