@@ -63,6 +63,7 @@ export function offlineStatements(
       mentions.push({ start: span.start - sentence.start, end: span.end - sentence.start, entity: span.entity });
     }
     const statement = sentenceStatement(plain.slice(sentence.start, sentence.end), mentions, options);
+    // A sentence repeated within the chunk is one statement.
     if (statement === undefined || texts.has(statement.text)) continue;
     texts.add(statement.text);
     statements.push(statement);

@@ -43,7 +43,7 @@ export interface StatementOptions {
   maxWords: number;
 }
 
-export const DEFAULT_STATEMENT_OPTIONS: StatementOptions = { minWords: 4, maxWords: 60 };
+export const DEFAULT_STATEMENT_OPTIONS: StatementOptions = { minWords: 4, maxWords: 80 };
 
 /** Ends as a question does, quotes and brackets aside. */
 const QUESTION = /\?[\s"”’')\]]*$/u;
@@ -52,16 +52,16 @@ const QUESTION = /\?[\s"”’')\]]*$/u;
  * lawsuit" is news, "Copyright 2022" is not).
  */
 const BOILERPLATE =
-  /\b(?:sign up (?:for|to|here|now)|subscribe (?:now|here|today)|click here|^read more\b|read more:|all rights reserved|copyright (?:©\s*)?\d{4}|©\s*\d{4}|contributed (?:reporting )?to this (?:report|story)|follow (?:us|him|her|them) on|(?:this|the) (?:story|article|post) (?:has been|was) (?:updated|originally published)|download (?:the|our) app|photo credit|image (?:caption|source)|how relevant is this ad|just watched|must watch|replay more videos)\b/i;
+  /\b(?:sign up (?:for|to|here|now)|subscribe (?:now|here|today)|click here|^read more\b|read more:|all rights reserved|copyright (?:©\s*)?\d{4}|©\s*\d{4}|contributed (?:reporting )?to this (?:report|story)|follow (?:us|him|her|them) on|(?:this|the) (?:story|article|post) (?:has been|was) (?:updated|originally published)|download (?:the|our) app|photo credit|image (?:caption|source)|how relevant is this ad|just watched|must watch|replay more videos|hide caption|caption \d+ of \d+)\b/i;
 /** An invitation to the reader: "Learn how to support … here." */
 const READER_PROMPT = /^(?:learn|find out|see|read|watch|listen|click|tap|sign up|subscribe)\b.*\bhere\b/i;
 const SUBORDINATE_LEAD =
   /^["“‘(]?(?:after|although|even though|even as|even if|though|as|because|before|if|once|since|unless|until|when|whenever|where|whereas|while|despite|following|amid|with|without|in addition to)\b/i;
 const RELATIVE_START = /,\s*(?:who|whom|whose|which|where)\b/gi;
 const ASIDE = /\s*\(([^()]*)\)/g;
-/** "WASHINGTON (AP) — ", "KYIV, Ukraine (AP) — ", "LONDON — ", "London (CNN)", "(CNN)". */
+/** "WASHINGTON (AP) — ", "KYIV, Ukraine (AP) — ", "LONDON − ", "London (CNN)", "(CNN)". */
 const DATELINE =
-  /^(?:\p{Lu}[\p{Lu}.'’ -]+\p{Lu}\.?(?:,\s*[\p{L}.' ]{2,30}?)?\s*(?:\([^()]{1,30}\))?\s*[—–-]{1,2}\s+|(?:\p{Lu}[\p{L}.'’-]*(?:\s\p{Lu}[\p{L}.'’-]*){0,3},?\s*)?\((?:CNN|AP|AFP|Reuters)[^()]{0,20}\)\s*[—–-]{0,2}\s*)/u;
+  /^(?:\p{Lu}[\p{Lu}.'’ -]+\p{Lu}\.?(?:,\s*[\p{L}.' ]{2,30}?)?\s*(?:\([^()]{1,30}\))?\s*[—–−-]{1,2}\s+|(?:\p{Lu}[\p{L}.'’-]*(?:\s\p{Lu}[\p{L}.'’-]*){0,3},?\s*)?\((?:CNN|AP|AFP|Reuters)[^()]{0,20}\)\s*[—–−-]{0,2}\s*)/u;
 /** A page's "Skip advert" left before a sentence. */
 const ADVERT = /^(?:skip advert|advertisement)\s+/i;
 const LEADING_ATTRIBUTION = /^according to [^,;"“”]{1,80},\s*/i;

@@ -103,7 +103,8 @@ describe('offline extractor: one whole statement per sentence', () => {
         'on Tuesday, weeks after his father said the <e>United States</e> should buy it. ' +
         '<e>Tesla</e> shares rose 12% (their best day since 2020) after <e>Elon Musk</e> spoke. ' +
         'According to <e>Reuters</e>, <e>Hamas</e> released four hostages on Saturday. ' +
-        '<e>Boeing</e> will cut 17,000 jobs by March, company officials said.',
+        '<e>Boeing</e> will cut 17,000 jobs by March, company officials said. ' +
+        'LONDON − <e>BP</e> announced 7,700 job cuts on Monday.',
       [
         organisation('AP'),
         person('Donald Trump Jr.'),
@@ -114,6 +115,7 @@ describe('offline extractor: one whole statement per sentence', () => {
         organisation('Reuters'),
         organisation('Hamas'),
         organisation('Boeing'),
+        organisation('BP'),
       ],
     );
     expect(summaries(chunk)).toEqual([
@@ -121,6 +123,7 @@ describe('offline extractor: one whole statement per sentence', () => {
       '[Tesla → Elon Musk] Tesla shares rose 12% (their best day since 2020) after Elon Musk spoke.',
       '[Hamas → —] Hamas released four hostages on Saturday.',
       '[Boeing → —] Boeing will cut 17,000 jobs by March',
+      '[BP → —] BP announced 7,700 job cuts on Monday.',
     ]);
   });
 
@@ -134,6 +137,7 @@ describe('offline extractor: one whole statement per sentence', () => {
         'Sign up for the <e>CNN</e> newsletter to get the news every morning.',
         'Copyright 2024 <e>Reuters</e>. All rights reserved.',
         'Learn how you can help the people of <e>Gaza</e> here.',
+        'Hide Caption 14 of 44 Photos: <e>Serena Williams</e> waves to the crowd.',
         '<e>Mark Carney</e> won the <e>Liberal Party</e> leadership race with 85.9% of the vote.',
       ].join('\n\n'),
       [
@@ -146,6 +150,7 @@ describe('offline extractor: one whole statement per sentence', () => {
         organisation('Getty Images'),
         organisation('Reuters'),
         place('Gaza'),
+        person('Serena Williams'),
         person('Mark Carney'),
       ],
     );
