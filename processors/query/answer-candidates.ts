@@ -196,7 +196,9 @@ export function datesIn(sentence: string): string[] {
 
 /** Figures, amounts and number words; a bare year is left to `datesIn`. */
 export function numbersIn(sentence: string): string[] {
-  return [...sentence.matchAll(NUMBER_PATTERN)].map((m) => m[0].trim()).filter((n) => !YEAR.test(n));
+  return [...sentence.matchAll(NUMBER_PATTERN)]
+    .map((m) => m[0].trim().replace(/[.,]+$/, ''))
+    .filter((n) => !YEAR.test(n));
 }
 
 /**

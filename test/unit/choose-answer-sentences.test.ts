@@ -110,6 +110,8 @@ describe('answer candidates of a sentence', () => {
       '28.5%',
       'two',
     ]);
+    // The comma or full stop after a figure is the sentence's, not the number's.
+    expect(numbersIn('Murdoch, 91, split with Hall, 65.')).toEqual(['91', '65']);
   });
 
   it('tells statements from headlines, questions, glued links and boilerplate', () => {
