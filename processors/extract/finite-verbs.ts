@@ -51,6 +51,8 @@ function isFinite(term: Term, previous: Term | undefined): boolean {
   if (/ing$/i.test(term.text)) return false;
   // A stray comma standing as a word gets the tags of whatever compromise guessed for it.
   if (term.text.length > 0 && !/\p{L}/u.test(term.text)) return false;
+  // "president-elect" is a title; "re-elected" and "co-founded" are verbs.
+  if (term.text.includes('-') && !/^(?:re|co|pre|out|over|under|mis|de|un)-/i.test(term.text)) return false;
   if (tags.has('Infinitive') && !tags.has('Modal') && previous?.text.toLowerCase() === 'to') return false;
   return FINITE_TAGS.some((tag) => tags.has(tag));
 }

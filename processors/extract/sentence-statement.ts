@@ -16,12 +16,13 @@
  * credit), of publishing boilerplate, or of a sentence with no marked entity.
  *
  * Subject: the marked entity the main clause's verb follows — the last one before the main verb
- * (the first of a coordination: "Doja Cat and Jared Leto paid …" → Doja Cat), where the main verb
- * is the first finite verb that is not inside quotes, a leading subordinate clause ("After …,") or
- * a relative clause (", who …,"). With no entity before it ("… says Brett Alan Nelson"), the most
- * salient entity of the sentence. Object: the most salient other entity, preferring the predicate
- * (after the main verb) to what precedes it, and participants to places ("met Macron in Paris" →
- * Macron): a place is usually the setting, not the other party.
+ * (the head of its phrase: "the NEOS party in Austria agree" → NEOS; the first of a coordination:
+ * "Doja Cat and Jared Leto paid …" → Doja Cat), where the main verb is the first finite verb that
+ * is not inside quotes, a leading subordinate clause ("After …,") or a relative clause (", who …,").
+ * With no entity before it ("… says Brett Alan Nelson"), the first entity after it. Object: the most
+ * salient other entity, preferring the predicate (after the main verb) to what precedes it, and
+ * participants to places ("met Macron in Paris" → Macron): a place is usually the setting, not the
+ * other party.
  */
 import type { ChunkEntity } from '../../schemas/records.generated.js';
 import { finiteVerbs, type WordRange } from './finite-verbs.js';
@@ -69,6 +70,10 @@ const LEADING_ATTRIBUTION = /^according to [^,;"“”]{1,80},\s*/i;
 const TRAILING_ATTRIBUTION =
   /(?<!["”’]),\s+(?:[^,;"“”]{1,40}?\s)?(?:said|says|told [^,;.]{1,30}|added|reported|according to [^,;.]{1,40})\s*\.?$/i;
 const PLACE: ChunkEntity['type'] = 'LOCATION';
+/** What joins two entities of one subject phrase: a preposition ("party in"), a coordination, a list comma. */
+const PREPOSITION_LINK = /^[^,;"“”]{0,30}\s(?:in|of|at|from|for|on)\s+(?:the\s+)?$/i;
+const AND_LINK = /^\s*,?\s*(?:and|or|&)\s+(?:the\s+)?$/i;
+const COMMA_LINK = /^\s*,\s*(?:the\s+)?$/i;
 
 const wordCount = (text: string): number => (text.match(/\S+/g) ?? []).length;
 const inside = (range: WordRange, within: readonly WordRange[]): boolean =>
@@ -145,14 +150,20 @@ function chooseSubject(
   subordinate: WordRange[],
 ): SentenceMention {
   const before = mentions.filter((m) => m.end <= verb.start && !inside(m, quoted) && !inside(m, subordinate));
+  // None in the subject's place ("… says Brett Alan Nelson", "The agreement ends Austria's …"): the
+  // first entity of the predicate, else the first of the sentence.
+  if (before.length === 0) return mentions.find((m) => m.start >= verb.end) ?? mentions[0]!;
   let index = before.length - 1;
-  if (index < 0) return bySalience([...mentions.filter((m) => m.start >= verb.end), ...mentions])[0]!;
-  // Back over a coordination ("X and Y", "X, Y and Z"): its first member leads. A comma alone is
-  // an apposition ("A delegate from Virginia Beach, Miyares highlighted …") unless an "and" follows.
   const link = (i: number) => sentence.slice(before[i - 1]!.end, before[i]!.start);
-  if (index > 0 && /^\s*(?:,?\s*(?:and|or)|&)\s*$/i.test(link(index))) {
+  // The last entity may only qualify the head of the phrase: "the NEOS party in Austria agree",
+  // "Russia's invasion of Ukraine caused" — the head is the entity before the preposition.
+  if (index > 0 && PREPOSITION_LINK.test(link(index))) index -= 1;
+  // Back over a coordination ("X and Y", "X, the Y and the Z"): its first member leads. A comma
+  // alone is an apposition ("A delegate from Virginia Beach, Miyares highlighted …") unless an
+  // "and" follows it.
+  if (index > 0 && AND_LINK.test(link(index))) {
     index -= 1;
-    while (index > 0 && /^\s*,\s*$/.test(link(index))) index -= 1;
+    while (index > 0 && COMMA_LINK.test(link(index))) index -= 1;
   }
   return before[index]!;
 }

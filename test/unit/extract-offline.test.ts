@@ -60,11 +60,14 @@ describe('offline extractor: one whole statement per sentence', () => {
     ]);
   });
 
-  it('finds the subject past relative clauses, appositions and lists, and prefers a participant to a place as object', () => {
+  it('finds the subject past relative clauses, appositions, lists and titles, and prefers a participant to a place as object', () => {
     const chunk = chunkOf(
       '<e>Greta Thunberg</e>, who sailed to <e>New York</e> in 2019, was detained by <e>Israel</e> on Monday. ' +
         'A delegate from <e>Virginia Beach</e>, <e>Jason Miyares</e> won the race for attorney general. ' +
-        '<e>France</e>, <e>Germany</e> and <e>Italy</e> signed the treaty in <e>Rome</e> with <e>Japan</e>.',
+        '<e>France</e>, <e>Germany</e> and <e>Italy</e> signed the treaty in <e>Rome</e> with <e>Japan</e>. ' +
+        "The <e>Social Democratic Party</e>, the <e>Austrian People's Party</e> and the <e>NEOS</e> party in " +
+        '<e>Austria</e> agreed to form a coalition. ' +
+        '<e>U.S.</e> president-elect <e>Donald Trump</e> refuses to rule out force to take <e>Greenland</e>.',
       [
         person('Greta Thunberg'),
         place('New York'),
@@ -76,12 +79,23 @@ describe('offline extractor: one whole statement per sentence', () => {
         place('Italy'),
         place('Rome'),
         place('Japan'),
+        organisation('Social Democratic Party'),
+        organisation("Austrian People's Party"),
+        organisation('NEOS'),
+        place('Austria'),
+        place('U.S.'),
+        person('Donald Trump'),
+        place('Greenland'),
       ],
     );
     expect(offlineStatements(chunk).map((s) => [s.subject.name, s.object?.name ?? null])).toEqual([
       ['Greta Thunberg', 'Israel'],
       ['Jason Miyares', 'Virginia Beach'],
       ['France', 'Rome'],
+      // The head of the list, not the place its last member is in.
+      ['Social Democratic Party', 'NEOS'],
+      // "president-elect" is a title, not the verb.
+      ['Donald Trump', 'Greenland'],
     ]);
   });
 
