@@ -60,6 +60,13 @@ export function openApiDocument(): Record<string, unknown> {
       schema: { type: 'integer', minimum: 1, maximum: MAX_HOPS, default: 1 },
     },
     {
+      name: 'time_words',
+      in: 'query',
+      description:
+        'Read the question\'s own time words ("last week", "in March 2023", "the latest") as its time scope and recency; an explicit constraint replaces them.',
+      schema: { type: 'boolean', default: true },
+    },
+    {
       name: 'include_future',
       in: 'query',
       description: 'Also return documents published after t_q (never the default).',
@@ -117,6 +124,24 @@ export function openApiDocument(): Record<string, unknown> {
     properties: {
       query: { type: 'object' },
       reformulated: { type: 'string' },
+      time: {
+        type: 'object',
+        description:
+          "How the question's own time words were read: the words, the constraint and publication window they set, the reference time, whether the latest matching report is preferred, a named event's date, and whether the request's own time parameters replaced them.",
+        properties: {
+          expressions: { type: 'array', items: { type: 'string' } },
+          constraint: { type: 'string', enum: ['none', 'before', 'after', 'around', 'within'] },
+          window: {
+            type: 'object',
+            properties: { from: { type: 'string', format: 'date-time' }, to: { type: 'string', format: 'date-time' } },
+          },
+          reference: { type: 'string', format: 'date-time' },
+          recency: { type: 'boolean' },
+          event: { type: 'object' },
+          explanation: { type: 'string' },
+          applied: { type: 'boolean' },
+        },
+      },
       entities: { type: 'array', items: { type: 'object' } },
       items: { type: 'array', items: item },
       timings_ms: { type: 'object', additionalProperties: { type: 'number' } },
@@ -130,6 +155,15 @@ export function openApiDocument(): Record<string, unknown> {
         properties: {
           answer: { type: 'string' },
           citations: { type: 'array', items: { type: 'object' } },
+          lead: {
+            type: ['object', 'null'],
+            description: "The extractive answer's leading sentence: verbatim from item n, and the name it gives first.",
+            properties: {
+              text: { type: 'string' },
+              n: { type: 'integer', minimum: 1 },
+              name: { type: ['string', 'null'] },
+            },
+          },
           model: { type: ['string', 'null'] },
           fallback: { type: 'string' },
         },

@@ -140,6 +140,11 @@ export function isContentWord(word: string): boolean {
   return !STOP_WORDS.has(word) && !QUESTION_WORDS.has(word) && !TIME_WORDS.has(word);
 }
 
+/** The content words of a text as written (lower case, not stemmed), without repeats: what a question is about. */
+export function contentWords(text: string): string[] {
+  return [...new Set(words(text).filter(isContentWord))];
+}
+
 /** The stemmed content words of a text, in order, repeats kept. */
 export function contentTerms(text: string): string[] {
   return words(text).filter(isContentWord).map(stem);

@@ -18,7 +18,7 @@
  * META's time constraints (before / after / around / none), the question's own window and the as-of
  * rule are filters, applied before any strategy (see `timeFilter`).
  */
-import { contentStems, stemsOf } from './analyse-words.js';
+import { allTerms, contentTerms } from './question-terms.js';
 import type { SearchRequest } from './search-request.js';
 
 export const DAY_MS = 86_400_000;
@@ -149,8 +149,8 @@ const SENTENCE_END = /(?<=[.!?]["”’)]?)\s+(?=["“‘(]?[\p{Lu}\p{N}])|\n+/u
  */
 function spansOf(text: string): Set<string>[] {
   const sentences = text.split(SENTENCE_END).filter((s) => s.trim() !== '');
-  if (sentences.length <= 2) return [stemsOf(text)];
-  return sentences.slice(0, -1).map((sentence, i) => stemsOf(`${sentence} ${sentences[i + 1]!}`));
+  if (sentences.length <= 2) return [allTerms(text)];
+  return sentences.slice(0, -1).map((sentence, i) => allTerms(`${sentence} ${sentences[i + 1]!}`));
 }
 
 /** How far below the best coverage a candidate may fall and still count as matching the question. */
@@ -180,7 +180,7 @@ export function rankLatest<C extends WordedCandidate>(
 ): Ranked<C>[] {
   const eligible = includeFuture ? [...candidates] : candidates.filter((c) => c.published_at <= tq);
   if (eligible.length === 0) return [];
-  const asked = contentStems(question);
+  const asked = [...new Set(contentTerms(question))];
   const spans = eligible.map((c) => spansOf(c.words));
   // Rarity among the candidates, counting a candidate once whichever of its spans has the word.
   const weight = new Map(
