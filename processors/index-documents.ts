@@ -55,6 +55,7 @@ export function interactionDocument(
     subject_name: interaction.subject_name,
     object_id: interaction.object_id,
     object_name: interaction.object_name,
+    title: interaction.title,
     entity_ids: [interaction.subject_id, ...(interaction.object_id === null ? [] : [interaction.object_id])],
     variant: interaction.variant,
     chunk_ids: interaction.chunk_ids,

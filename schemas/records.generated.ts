@@ -264,6 +264,11 @@ export interface Interaction {
   /** The interaction as one lexicalised sentence, grounded in the chunks. */
   text: string;
   /**
+   * Headline of the article the statement was extracted from (the first of its chunks), for lexical
+   * search. Added in the third version of this schema; empty when written by an earlier one.
+   */
+  title: string;
+  /**
    * M1: subject and one chunk mentioning it. M2: a subject–object pair and a time-sorted batch of
    * chunks mentioning both.
    */

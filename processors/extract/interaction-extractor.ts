@@ -104,6 +104,7 @@ function toInteraction(
     object_id: tuple.object?.id ?? null,
     object_name: tuple.object?.name ?? null,
     text: tuple.text,
+    title: chunks[0]?.title ?? '',
     variant,
     chunk_ids: chunks.map((c) => c.id),
     article_ids: articleIdsOf(chunks),

@@ -154,6 +154,8 @@ export function datastoreTemplate(
           provenance,
         }
       : {
+          // The article's headline: scored by lexical search beside the statement and its entities.
+          title: { type: 'text', analyzer: 'standard' },
           subject_id: { type: 'keyword' },
           subject_name: { type: 'text', analyzer: 'standard', fields: { raw: { type: 'keyword' } } },
           object_id: { type: 'keyword' },

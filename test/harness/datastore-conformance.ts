@@ -127,6 +127,7 @@ function interaction(id: string, t: number): Interaction {
     object_id: 'e-p2j',
     object_name: 'P2J',
     text: `Doja Cat interaction ${id}`,
+    title: '',
     variant: 'M2',
     chunk_ids: [`chunk-${id}`],
     article_ids: [`art-${id}`],

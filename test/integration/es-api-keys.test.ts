@@ -133,6 +133,7 @@ function interaction(id: string, t: number): Interaction {
     object_id: 'e-port-authority',
     object_name: 'Port Authority',
     text: `Dock Union met the Port Authority (${id}).`,
+    title: '',
     variant: 'M2',
     chunk_ids: [`chunk-${id}`],
     article_ids: [`art-${id}`],

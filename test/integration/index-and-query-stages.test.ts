@@ -66,6 +66,7 @@ function interaction(id: string, t: number, text: string, chunkId: string): Inte
     object_id: null,
     object_name: null,
     text,
+    title: '',
     variant: 'M1',
     chunk_ids: [chunkId],
     article_ids: [`art-${chunkId}`],

@@ -182,6 +182,7 @@ describe('undecodable', () => {
         { name: 'article_id', type: 'string' },
         { name: 'index', type: 'int' },
         { name: 'text', type: 'string' },
+        { name: 'title', type: 'string' },
         { name: 'marked_text', type: 'string' },
       ],
     });

@@ -23,7 +23,7 @@ const SCHEMA_IDS = {
   Article: 'Article@a7de5fb23237dd92',
   Chunk: 'Chunk@ed04ae4307bb0480',
   EntitySpikeState: 'EntitySpikeState@c6108bccf66b0e33',
-  Interaction: 'Interaction@7f703d09656791a4',
+  Interaction: 'Interaction@773d197e7b822a79',
   MarkedArticle: 'MarkedArticle@5216a3e269bf4e6b',
   Mention: 'Mention@36fd7338223df405',
   Query: 'Query@03fc218fcbcde16c',
@@ -37,6 +37,7 @@ const MARKED_ARTICLE_V1_ID = 'MarkedArticle@ab6a5d3da00e8311';
 const MENTION_V1_ID = 'Mention@548e72d021d2d441';
 const SPIKE_ALERT_V1_ID = 'SpikeAlert@2920f90411858966';
 const INTERACTION_V1_ID = 'Interaction@23f721409f0eeb33';
+const INTERACTION_V2_ID = 'Interaction@7f703d09656791a4';
 const QUERY_V1_ID = 'Query@7b612d6f98bbdb36';
 
 /** The fixture as a producer on history/Article.1 would have written it. */
@@ -59,6 +60,7 @@ describe('schema ids', () => {
         MENTION_V1_ID,
         SPIKE_ALERT_V1_ID,
         INTERACTION_V1_ID,
+        INTERACTION_V2_ID,
         QUERY_V1_ID,
       ].sort(),
     );
@@ -151,16 +153,28 @@ describe('SpikeAlert evolution', () => {
 });
 
 describe('Interaction evolution', () => {
-  const interactionV1 = Object.fromEntries(Object.entries(FIXTURES.Interaction).filter(([field]) => field !== 'urls'));
+  const interactionV1 = Object.fromEntries(
+    Object.entries(FIXTURES.Interaction).filter(([field]) => field !== 'urls' && field !== 'title'),
+  );
+  const interactionV2 = Object.fromEntries(Object.entries(FIXTURES.Interaction).filter(([field]) => field !== 'title'));
 
-  it('reads an Interaction written with history/Interaction.1 with no URLs (backward)', () => {
+  it('reads an Interaction written with history/Interaction.1 with no URLs and no title (backward)', () => {
     const old = encodeWithSchema(INTERACTION_V1_ID, interactionV1, options);
-    expect(decodeRecord('Interaction', old.value, old.headers, options)).toEqual({ ...interactionV1, urls: [] });
+    expect(decodeRecord('Interaction', old.value, old.headers, options)).toEqual({
+      ...interactionV1,
+      urls: [],
+      title: '',
+    });
   });
 
-  it('lets a reader still on history/Interaction.1 read a current Interaction (forward)', () => {
+  it('reads an Interaction written with history/Interaction.2 with no title (backward)', () => {
+    const old = encodeWithSchema(INTERACTION_V2_ID, interactionV2, options);
+    expect(decodeRecord('Interaction', old.value, old.headers, options)).toEqual({ ...interactionV2, title: '' });
+  });
+
+  it('lets a reader still on history/Interaction.2 read a current Interaction (forward)', () => {
     const current = encodeRecord('Interaction', FIXTURES.Interaction, options);
-    expect(decodeWithReaderSchema(INTERACTION_V1_ID, current.value, current.headers, options)).toEqual(interactionV1);
+    expect(decodeWithReaderSchema(INTERACTION_V2_ID, current.value, current.headers, options)).toEqual(interactionV2);
   });
 });
 

@@ -166,6 +166,7 @@ const interaction: RecordTypes['Interaction'] = {
   object_id: 'ent-chanel',
   object_name: 'Chanel',
   text: "Chanel said Karl Lagerfeld's designs would live on.",
+  title: '',
   variant: 'M2',
   chunk_ids: [chunk.id],
   article_ids: [article.id],

@@ -98,6 +98,7 @@ describe('the schema directory', () => {
       'history/Chunk.1.avsc',
       'history/Chunk.2.avsc',
       'history/Interaction.1.avsc',
+      'history/Interaction.2.avsc',
       'history/MarkedArticle.1.avsc',
       'history/Mention.1.avsc',
       'history/Query.1.avsc',

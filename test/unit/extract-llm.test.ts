@@ -86,6 +86,7 @@ describe('M1 (Figure A1) through the OpenAI client', () => {
       object_id: 'e-choupette',
       object_name: 'Choupette',
       text: 'Doja Cat dressed as Choupette',
+      title: DOJA_CAT_CHUNK.title,
       variant: 'M1',
       chunk_ids: [DOJA_CAT_CHUNK.id],
       article_ids: ['art-doja-met-gala', 'art-wire-copy'],

@@ -107,6 +107,7 @@ function countingExtractor(): InteractionExtractor & { calls: string[] } {
         object_id: object?.id ?? null,
         object_name: object?.name ?? null,
         text: 'x',
+        title: '',
         variant,
         chunk_ids: chunks.map((c) => c.id),
         article_ids: [],

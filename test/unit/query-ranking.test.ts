@@ -265,6 +265,7 @@ describe('what is embedded for an interaction', () => {
     object_id: null,
     object_name: null,
     text: 'Greenland holds an election',
+    title: '',
     variant: 'M1' as const,
     chunk_ids: ['c1'],
     article_ids: ['a1'],

@@ -24,6 +24,7 @@ function interaction(id: string, subject: string, text: string, t = T): Interact
     object_id: null,
     object_name: null,
     text,
+    title: '',
     variant: 'M1',
     chunk_ids: [],
     article_ids: [],
