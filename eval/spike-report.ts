@@ -1,140 +1,399 @@
 /**
- * Spikes found in Wikipedia's Current Events 2025 Q1 (read at run time from the development data,
- * never copied): every item goes through the product's own intake normalisation, markup, chunking
- * and dedupe, and the resulting mentions through the spike detector with its default rules, in
- * publication order. Prints the episodes by day with their drill-down and writes
- * `eval/results/spikes.json`.
+ * `npm run eval -- spikes`: the product's spike alerts against human judgement.
  *
- *   npx tsx eval/spike-report.ts [--top 25] [--rule-std 1] [--json]
+ * Human bursts come from the entity links of Wikipedia's Current Events 2025 Q1 (development data,
+ * read at run time, never copied; see `human-bursts.ts`). The product's side goes through its own
+ * intake normalisation, markup, chunking, dedupe, spike detector and alert desk, in publication
+ * order, on:
+ * - the development sample (the daily pages, whose links give the human bursts);
+ * - the bundled sample (`samples/wikipedia-current-events-2025q1/articles.jsonl`, what `npm start`
+ *   replays: the same summaries without links, judged against the same human bursts by article id);
+ * - Wikinews 2019–2020 and, with `--realtimeqa N`, N RealTime QA documents: no human links, alert
+ *   volume only (full-length news).
+ *
+ * Configurations: `before` is what the detector did before the count model (NEON's rule, every
+ * episode an alert, ranked by score); `neon` is NEON's rule through the desk and budget; `surprise`
+ * (the default) the count model through the desk and budget; the others vary one setting of it.
+ * Writes `eval/results/spikes.json` (the default configuration's figures on the development sample
+ * at the top, every configuration and sample below).
+ *
+ *   npm run eval -- spikes [--realtimeqa 3000] [--digest 2025-01-27] [--json]
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chunkArticle } from '../processors/chunk-article.js';
 import { SpikeDetector } from '../processors/detect-spikes.js';
-import { DEFAULT_DAY_RULE } from '../processors/spikes/spike-rule.js';
-import type { SpikeAlert } from '../schemas/records.generated.js';
+import { NearDuplicateFilter } from '../processors/drop-near-duplicates.js';
+import { IntakeRejection, type ArticleInput } from '../processors/intake/article-input.js';
+import { loadRealtimeQaDocuments } from './spike-realtimeqa.js';
 import {
-  CURRENT_EVENTS_DATASET as DATASET,
-  CURRENT_EVENTS_NOW,
-  currentEventsMentions,
-} from './current-events-mentions.js';
+  currentEventArticleInput,
+  loadWikipediaCurrentEvents,
+  type CurrentEventItem,
+} from '../processors/intake/load-wikipedia-current-events.js';
+import { loadWikinews } from '../processors/intake/load-wikinews.js';
+import { normalizeArticle } from '../processors/intake/normalize-article.js';
+import { EntityRegistry } from '../processors/markup/entity-registry.js';
+import { markArticle } from '../processors/markup/mark-article.js';
+import { AlertDesk, dayOf, type AlertBudget } from '../processors/spikes/alert-desk.js';
+import { digestLines, digestJson } from '../processors/spikes/digest-view.js';
+import { DAY_MS, DEFAULT_DAY_RULE, NEON_DAY_RULE, type SpikeRule } from '../processors/spikes/spike-rule.js';
+import type { Article, MarkedArticle, Mention, SpikeAlert } from '../schemas/records.generated.js';
 import { devDataPath, missingDevDataMessage } from './dev-data.js';
+import {
+  dayString,
+  entityTitles,
+  humanBursts,
+  scoreAgainstHumans,
+  type HumanBurst,
+  type RankedAlert,
+  type SpikeFigures,
+} from './human-bursts.js';
 
-export interface SpikeEpisode {
-  id: string;
-  entity: string;
-  granularity: string;
-  started: string;
-  ended: string | null;
-  peak_observed: number;
-  baseline_mean: number;
-  baseline_std: number;
-  threshold: number;
-  score: number;
-  articles: { id: string; title: string; url: string | null }[];
+const CURRENT_EVENTS = 'samples/wikipedia-current-events-2025q1';
+const WIKINEWS = 'samples/wikinews-2019-2020';
+const BUNDLED = fileURLToPath(new URL('../samples/wikipedia-current-events-2025q1/articles.jsonl', import.meta.url));
+/** After the samples' last day: nothing is refused as coming from the future. */
+const NOW = Date.UTC(2025, 3, 2);
+
+interface Configuration {
+  name: string;
+  about: string;
+  day: SpikeRule;
+  /** Through the alert desk with this budget; undefined: every episode is an alert (as before). */
+  budget?: Partial<AlertBudget>;
 }
 
-function arg(name: string, fallback: number): number {
+const CONFIGURATIONS: Configuration[] = [
+  { name: 'before', about: "NEON's rule, every episode an alert, ranked by score", day: NEON_DAY_RULE },
+  {
+    name: 'neon',
+    about: "NEON's rule through the desk (stories, budget of 10)",
+    day: NEON_DAY_RULE,
+    budget: { minSignificance: 0 },
+  },
+  { name: 'surprise', about: 'the count model through the desk (the default)', day: DEFAULT_DAY_RULE, budget: {} },
+  ...[0.3, 1, 2].map((bar) => ({
+    name: `surprise-bar${bar}`,
+    about: `the count model, significance bar ${bar}`,
+    day: {
+      ...DEFAULT_DAY_RULE,
+      minSignificance: bar,
+      endSignificance: Math.min(bar, DEFAULT_DAY_RULE.endSignificance),
+    },
+    budget: { minSignificance: bar },
+  })),
+  {
+    name: 'surprise-1day',
+    about: 'the count model, today only (no 3-day window)',
+    day: { ...DEFAULT_DAY_RULE, rollingBuckets: 1 },
+    budget: {},
+  },
+  {
+    name: 'surprise-poisson',
+    about: 'the count model without overdispersion (φ = 0)',
+    day: { ...DEFAULT_DAY_RULE, overdispersion: 0 },
+    budget: {},
+  },
+  {
+    name: 'surprise-phi0.5',
+    about: 'the count model with φ = 0.5',
+    day: { ...DEFAULT_DAY_RULE, overdispersion: 0.5 },
+    budget: {},
+  },
+  {
+    name: 'surprise-c0-20',
+    about: 'the count model, newcomer prior weighing until 20 articles of history',
+    day: { ...DEFAULT_DAY_RULE, historyHalfWeight: 20 },
+    budget: {},
+  },
+  {
+    name: 'surprise-c0-1',
+    about: 'the count model, newcomer prior weighing until 1 article of history',
+    day: { ...DEFAULT_DAY_RULE, historyHalfWeight: 1 },
+    budget: {},
+  },
+  {
+    name: 'surprise-budget5',
+    about: 'the count model, budget of 5 a day',
+    day: DEFAULT_DAY_RULE,
+    budget: { perDay: 5 },
+  },
+];
+
+interface Prepared {
+  name: string;
+  articles: Article[];
+  marked: MarkedArticle[];
+  mentions: Mention[];
+  refused: Record<string, number>;
+  first: number;
+  last: number;
+}
+
+function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-function day(t: number): string {
-  return new Date(t).toISOString().slice(0, 10);
+/** Articles through intake normalisation, then markup, chunking and dedupe in publication order. */
+function prepare(name: string, inputs: Iterable<ArticleInput>): Prepared {
+  const articles: Article[] = [];
+  const refused: Record<string, number> = {};
+  for (const input of inputs) {
+    try {
+      articles.push(normalizeArticle(input, NOW));
+    } catch (error) {
+      if (!(error instanceof IntakeRejection)) throw error;
+      refused[error.reason] = (refused[error.reason] ?? 0) + 1;
+    }
+  }
+  articles.sort((a, b) => a.published_at - b.published_at);
+  const registry = new EntityRegistry();
+  const dedupe = new NearDuplicateFilter();
+  const marked: MarkedArticle[] = [];
+  const mentions: Mention[] = [];
+  for (const article of articles) {
+    const m = markArticle(article, registry);
+    marked.push(m);
+    for (const chunk of chunkArticle(m)) {
+      const decision = dedupe.offer(chunk);
+      if (decision.kind === 'unique') mentions.push(...decision.mentions);
+    }
+  }
+  const times = articles.map((a) => a.published_at);
+  return {
+    name,
+    articles,
+    marked,
+    mentions,
+    refused,
+    first: dayOf(Math.min(...times)),
+    last: dayOf(Math.max(...times)),
+  };
 }
 
-function main(): void {
-  if (devDataPath(DATASET) === undefined) {
-    console.log(missingDevDataMessage(DATASET));
+interface Run {
+  byDay: Map<number, RankedAlert[]>;
+  desk?: AlertDesk;
+  episodes: number;
+  seconds: number;
+}
+
+/** The detector (one partition, day rule only: the samples have day-only dates) and the desk. */
+function runConfiguration(data: Prepared, config: Configuration): Run {
+  const started = performance.now();
+  const detector = new SpikeDetector({ day: config.day, hour: null, now: () => NOW });
+  const alerts: SpikeAlert[] = [];
+  for (const mention of data.mentions) alerts.push(...detector.offer(mention, 0).alerts);
+  // Event time must pass the last day for its episodes to be judged: a tick far after the end.
+  const last = data.mentions.at(-1);
+  if (last) {
+    const tick: Mention = {
+      ...last,
+      entity_id: 'e-eval-clock',
+      name: 'clock',
+      chunk_id: 'eval-clock',
+      t: data.last + 3 * DAY_MS,
+    };
+    alerts.push(...detector.offer(tick, 0).alerts.filter((a) => a.entity_id !== 'e-eval-clock'));
+  }
+  const byDay = new Map<number, RankedAlert[]>();
+  const episodes = new Set(alerts.map((a) => a.id)).size;
+  if (config.budget === undefined) {
+    for (const a of alerts.filter((alert) => alert.state === 'STARTED')) {
+      const day = dayOf(a.episode_start ?? a.window_end - DAY_MS);
+      const list = byDay.get(day) ?? [];
+      list.push({ lead: a.entity_id, name: a.entity_name, entities: [a.entity_id], significance: a.score });
+      byDay.set(day, list);
+    }
+    for (const list of byDay.values()) list.sort((a, b) => b.significance - a.significance);
+    return { byDay, episodes, seconds: (performance.now() - started) / 1000 };
+  }
+  const desk = new AlertDesk({ budget: config.budget });
+  for (const alert of alerts) desk.apply(alert);
+  for (let d = data.first; d <= data.last; d += DAY_MS) {
+    const digest = desk.digest(d);
+    byDay.set(
+      d,
+      digest.stories.map((s) => ({
+        lead: s.lead.entity_id,
+        name: s.lead.entity_name,
+        entities: s.members.map((m) => m.entity_id),
+        significance: s.significance,
+      })),
+    );
+  }
+  return { byDay, desk, episodes, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Alert volume only (no human links). */
+function volumeFigures(data: Prepared, run: Run): Record<string, number> {
+  const perDay: number[] = [];
+  for (let d = data.first; d <= data.last; d += DAY_MS) perDay.push(run.byDay.get(d)?.length ?? 0);
+  const active = perDay.filter(
+    (n, i) => n > 0 || data.articles.some((a) => dayOf(a.published_at) === data.first + i * DAY_MS),
+  );
+  const sorted = [...active].sort((a, b) => a - b);
+  return {
+    days_with_articles: active.length,
+    alerts: perDay.reduce((a, b) => a + b, 0),
+    alerts_per_day_median: sorted.length === 0 ? 0 : sorted[sorted.length >> 1]!,
+    alerts_per_day_max: Math.max(0, ...perDay),
+    episodes: run.episodes,
+  };
+}
+
+const pct = (x: number): string => `${(100 * x).toFixed(0)}%`;
+const iv = (i: { low: number; high: number }, asPct = true): string =>
+  asPct ? `[${pct(i.low)}, ${pct(i.high)}]` : `[${i.low}, ${i.high}]`;
+
+function row(config: string, f: SpikeFigures): string {
+  return (
+    `  ${config.padEnd(18)} recall ${pct(f.recall).padStart(4)} ${iv(f.recall_interval).padEnd(12)} ` +
+    `(lead only ${pct(f.recall_lead_only)})  median rank ${String(f.median_rank ?? '–').padStart(4)} ` +
+    `${f.median_rank_interval ? iv(f.median_rank_interval, false) : ''}  top 5 ${pct(f.top5_share).padStart(4)} ` +
+    `${iv(f.top5_interval)}  alerts/day ${f.alerts_per_day_median} ${iv(f.alerts_per_day_median_interval, false)} ` +
+    `max ${f.alerts_per_day_max}  unlinked ${pct(f.unlinked_share)} ${iv(f.unlinked_interval)}`
+  );
+}
+
+function readBundled(): ArticleInput[] {
+  return readFileSync(BUNDLED, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as ArticleInput);
+}
+
+async function wikinewsInputs(path: string): Promise<ArticleInput[]> {
+  const load = loadWikinews(path);
+  if (!load.ok) return [];
+  const inputs: ArticleInput[] = [];
+  for await (const item of load.items) if (item.input) inputs.push(item.input);
+  return inputs;
+}
+
+async function main(): Promise<void> {
+  const base = devDataPath(CURRENT_EVENTS);
+  if (base === undefined) {
+    console.log(missingDevDataMessage(CURRENT_EVENTS));
     return;
   }
-  const top = arg('--top', 25);
-  const std = arg('--rule-std', DEFAULT_DAY_RULE.stdMultiplier);
   const started = performance.now();
-  const data = currentEventsMentions()!;
-  const { articles, refused, mentions: all } = data;
-  const ordered = [...articles.values()];
-  const now = CURRENT_EVENTS_NOW;
-  const detector = new SpikeDetector({ day: { ...DEFAULT_DAY_RULE, stdMultiplier: std }, now: () => now });
-  const alerts: SpikeAlert[] = [];
-  const mentions = all.length;
-  for (const mention of all) alerts.push(...detector.offer(mention, 0).alerts);
-  const seconds = (performance.now() - started) / 1000;
+  const items = loadWikipediaCurrentEvents(join(base, 'daily_markdown'));
+  const itemsById = new Map<string, CurrentEventItem>(items.map((i) => [currentEventArticleInput(i).id!, i]));
+  const bursts = humanBursts(items);
+  const dev = prepare('development', items.map(currentEventArticleInput));
+  const titles = entityTitles(dev.marked, itemsById);
+  const reachableTitles = new Set(titles.values());
+  const reachable = bursts.filter((b) => reachableTitles.has(b.title));
+  const bundled = prepare('bundled', readBundled());
+  const bundledTitles = entityTitles(bundled.marked, itemsById);
 
-  const episodes = new Map<string, SpikeEpisode>();
-  for (const alert of alerts) {
-    let episode = episodes.get(alert.id);
-    if (!episode) {
-      episode = {
-        id: alert.id,
-        entity: alert.entity_name,
-        granularity: alert.granularity,
-        started: day(alert.window_end - 1),
-        ended: null,
-        peak_observed: 0,
-        baseline_mean: alert.baseline_mean,
-        baseline_std: alert.baseline_std,
-        threshold: alert.threshold,
-        score: alert.score,
-        articles: [],
-      };
-      episodes.set(alert.id, episode);
-    }
-    if (alert.state === 'ENDED') episode.ended = day(alert.window_end - 1);
-    else if (alert.observed >= episode.peak_observed) {
-      episode.peak_observed = alert.observed;
-      episode.articles = alert.article_ids.slice(0, 5).map((id, i) => ({
-        id,
-        title: articles.get(id)?.title ?? '',
-        url: alert.urls[i] ?? null,
-      }));
-    }
-    if (alert.state !== 'ENDED') episode.score = Math.max(episode.score, alert.score);
+  const results: Record<string, unknown> = {};
+  const figures: Record<string, Record<string, SpikeFigures>> = { development: {}, bundled: {} };
+  const all: Record<string, SpikeFigures> = {};
+  let defaultRun: Run | undefined;
+  for (const config of CONFIGURATIONS) {
+    const run = runConfiguration(dev, config);
+    if (config.name === 'surprise') defaultRun = run;
+    figures.development![config.name] = scoreAgainstHumans(run.byDay, reachable, titles, dev);
+    all[config.name] = scoreAgainstHumans(run.byDay, bursts, titles, dev);
+    const bundledRun = runConfiguration(bundled, config);
+    figures.bundled![config.name] = scoreAgainstHumans(bundledRun.byDay, reachable, bundledTitles, bundled);
   }
-  const daily = [...episodes.values()].filter((e) => e.granularity === 'DAY');
-  const ranked = [...daily].sort((a, b) => b.score - a.score || b.peak_observed - a.peak_observed);
-  const byDay = new Map<string, SpikeEpisode[]>();
-  for (const episode of daily) byDay.set(episode.started, [...(byDay.get(episode.started) ?? []), episode]);
 
-  const result = {
-    dataset: DATASET,
-    items: data.items,
-    articles: ordered.length,
-    refused_by_intake: Object.fromEntries(refused),
-    mentions,
-    rule: { ...DEFAULT_DAY_RULE, stdMultiplier: std },
-    seconds_markup_to_alerts: Number(seconds.toFixed(2)),
-    day_episodes: daily.length,
-    hour_episodes: [...episodes.values()].length - daily.length,
-    tracked_entities: detector.size().entities,
-    top: ranked.slice(0, top),
-    by_day: Object.fromEntries(
-      [...byDay]
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([d, list]) => [
-          d,
-          list.sort((a, b) => b.score - a.score).map((e) => `${e.entity} (${e.score.toFixed(1)})`),
-        ]),
-    ),
-  };
+  const volume: Record<string, Record<string, Record<string, number>>> = {};
+  const wikinewsPath = devDataPath(WIKINEWS);
+  const extra: Prepared[] = [];
+  if (wikinewsPath) extra.push(prepare('wikinews', await wikinewsInputs(wikinewsPath)));
+  const realtimeqa = Number(arg('--realtimeqa') ?? 0);
+  if (realtimeqa > 0) {
+    const docs = await loadRealtimeQaDocuments(realtimeqa);
+    if (docs) extra.push(prepare('realtimeqa', docs));
+  }
+  for (const data of extra) {
+    volume[data.name] = {};
+    for (const config of CONFIGURATIONS.filter((c) =>
+      ['before', 'neon', 'surprise', 'surprise-bar1'].includes(c.name),
+    )) {
+      volume[data.name]![config.name] = volumeFigures(data, runConfiguration(data, config));
+    }
+  }
+
+  const chosen = figures.development!.surprise!;
+  Object.assign(results, {
+    recall: chosen.recall,
+    median_rank: chosen.median_rank,
+    top5_share: chosen.top5_share,
+    alerts_per_day_median: chosen.alerts_per_day_median,
+    alerts_per_day_max: chosen.alerts_per_day_max,
+    unlinked_share: chosen.unlinked_share,
+    default_configuration: 'surprise',
+    human_bursts: {
+      definition:
+        "episodes of consecutive days on which a title's linked stories fire NEON's rule (3-day sum > mean + 1 std of the previous 28, at least 3)",
+      all: bursts.length,
+      reachable: reachable.length,
+      titles_with_entities: reachableTitles.size,
+    },
+    samples: {
+      development: { articles: dev.articles.length, refused: dev.refused, mentions: dev.mentions.length },
+      bundled: { articles: bundled.articles.length, refused: bundled.refused, mentions: bundled.mentions.length },
+      ...Object.fromEntries(extra.map((d) => [d.name, { articles: d.articles.length, mentions: d.mentions.length }])),
+    },
+    configurations: Object.fromEntries(CONFIGURATIONS.map((c) => [c.name, c.about])),
+    reachable_bursts: figures,
+    all_bursts_development: all,
+    alert_volume: volume,
+    seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+  });
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-  writeFileSync(new URL('./results/spikes.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(new URL('./results/spikes.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
   if (process.argv.includes('--json')) {
-    console.log(JSON.stringify(result, null, 2));
+    console.log(JSON.stringify(results, null, 2));
     return;
   }
   console.log(
-    `${ordered.length} articles, ${mentions} mentions → ${daily.length} daily spike episodes ` +
-      `(${result.hour_episodes} hourly: the sample has day-only dates) in ${seconds.toFixed(1)} s`,
+    `human bursts (Current Events 2025 Q1 links, NEON's rule): ${bursts.length} episodes, ` +
+      `${reachable.length} on titles markup finds an entity for\n`,
   );
-  console.log(`\nTop ${top} daily episodes by peak score:`);
-  for (const e of ranked.slice(0, top)) {
-    console.log(
-      `  ${e.started} → ${e.ended ?? 'open'}  ${e.entity.padEnd(36)} peak ${String(e.peak_observed).padStart(3)}  ` +
-        `baseline ${e.baseline_mean.toFixed(1)} ± ${e.baseline_std.toFixed(1)}  score ${e.score.toFixed(1)}`,
-    );
-    for (const a of e.articles.slice(0, 2)) console.log(`        · ${a.title.slice(0, 90)}`);
+  for (const [sample, byConfig] of Object.entries(figures)) {
+    console.log(`${sample} sample, reachable human bursts (n = ${reachable.length}):`);
+    for (const [name, f] of Object.entries(byConfig)) console.log(row(name, f));
   }
-  console.log('\nEpisodes started per day (top 4 by score):');
-  for (const [d, list] of Object.entries(result.by_day)) console.log(`  ${d}  ${list.slice(0, 4).join(', ')}`);
+  console.log(`\ndevelopment sample, all ${bursts.length} human bursts (markup misses count as misses):`);
+  for (const [name, f] of Object.entries(all)) console.log(row(name, f));
+  for (const [name, byConfig] of Object.entries(volume)) {
+    console.log(`\n${name} (no human links): alerts per day with articles`);
+    for (const [config, v] of Object.entries(byConfig)) {
+      console.log(
+        `  ${config.padEnd(18)} median ${v.alerts_per_day_median}  max ${v.alerts_per_day_max}  ` +
+          `alerts ${v.alerts} over ${v.days_with_articles} days (${v.episodes} episodes)`,
+      );
+    }
+  }
+  const digestDay = arg('--digest');
+  if (digestDay && defaultRun?.desk) {
+    console.log('');
+    for (const line of digestLines(digestJson(defaultRun.desk.digest(Date.parse(`${digestDay}T00:00:00Z`)))))
+      console.log(line);
+  }
+  printMisses(reachable, defaultRun, titles);
 }
 
-main();
+/** The human bursts the default missed, for reading (titles and days only). */
+function printMisses(bursts: readonly HumanBurst[], run: Run | undefined, titles: ReadonlyMap<string, string>): void {
+  if (!run || !process.argv.includes('--misses')) return;
+  console.log('\nmissed human bursts:');
+  for (const burst of bursts) {
+    let hit = false;
+    for (let d = burst.start - 2 * DAY_MS; d <= burst.start + DAY_MS; d += DAY_MS) {
+      if ((run.byDay.get(d) ?? []).some((a) => a.entities.some((id) => titles.get(id) === burst.title))) hit = true;
+    }
+    if (!hit) console.log(`  ${dayString(burst.start)}  ${burst.title} (${burst.stories} stories, ${burst.days} days)`);
+  }
+}
+
+await main();

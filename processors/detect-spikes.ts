@@ -11,10 +11,18 @@
  * allowed lateness; mentions for a closed bucket are late and are not counted (a bounded allowance,
  * so state stays bounded and a closed bucket's verdict never changes).
  *
- * Alerts: an episode STARTS the moment the rolling sum of the current bucket exceeds the threshold
- * (counts only grow, so an early crossing is final — that is what makes hourly alerting
- * up-to-the-hour), is updated ONGOING once per closed bucket while it stays above, and ENDS at the
- * first closed bucket that is not above. One STARTED per episode; ids are deterministic.
+ * Also counted: distinct articles per entity and bucket (an article cut into five chunks is one
+ * story, not five), and the feed's volume, the sum of those over every entity the detector holds
+ * (its own partitions and, through the changelog, the others'): the count model reads an entity's
+ * articles against it (`spikes/count-model.ts`).
+ *
+ * Alerts: an episode STARTS the moment the current bucket's count is judged a spike (by default
+ * the count model's significance reaching its bar; NEON's rolling-sum rule on request). Counts only
+ * grow, so an early crossing is final — that is what makes hourly alerting up-to-the-hour. It is
+ * updated ONGOING once per closed bucket while it stays a spike (the count model: while the
+ * significance stays above a lower bar), and ENDS at the first closed bucket that is not. One
+ * STARTED per episode; ids are deterministic. Ranking, budgets and the fold of aliases into one
+ * story happen downstream, where every entity's alerts meet (`spikes/alert-desk.ts`).
  *
  * Delivery: at-least-once in, idempotent out. State is written as a per-entity snapshot
  * (`EntitySpikeState`) beside every change, and restored from it; alerts already sent are learnt
@@ -29,6 +37,7 @@ import type {
   SpikeGranularity,
   SpikeState,
 } from '../schemas/records.generated.js';
+import { NewcomerTail, surpriseOf } from './spikes/count-model.js';
 import {
   BUCKET_MS,
   bucketStart,
@@ -106,9 +115,14 @@ interface EntityState {
   name: string;
   type: EntityType;
   partition: number;
+  /** Unique chunks per bucket (NEON's rule). */
   counts: Record<Granularity, Map<number, number>>;
+  /** Distinct articles per bucket (the count model). */
+  articles: Record<Granularity, Map<number, number>>;
   /** chunk key → [t, counted by the hour]. */
   recentChunks: Map<string, { t: number; hourly: boolean }>;
+  /** article key → [t, counted by the hour], while its buckets may still change. */
+  countedArticles: Map<string, { t: number; hourly: boolean }>;
   recentArticles: ContributingArticle[];
   interactions: NotedInteraction[];
   episodes: Map<Granularity, SpikeEpisodeState>;
@@ -139,10 +153,36 @@ interface PartitionClock {
   judged?: Partial<Record<Granularity, number>>;
 }
 
+/** A rule's verdict with what the alert says about it: the method, its significance and the window's articles. */
+interface Verdict extends RuleVerdict {
+  /** −log10 p of the count under the baseline (NEON's rule: of its score under a normal law). */
+  significance: number;
+  /** Distinct articles in the window. */
+  articles: number;
+  /** Buckets in the judged window. */
+  window: number;
+  /** The count model: the smallest count of the window that would reach the start bar. */
+  countAtBar?: () => number;
+}
+
+/** −log10 of the upper normal tail of z (Abramowitz & Stegun 7.1.26): NEON's score on the significance scale. */
+function normalTailSignificance(z: number): number {
+  if (z <= 0) return 0;
+  const x = z / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * x);
+  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  return -Math.log10(0.5 * poly) + (x * x) / Math.LN10;
+}
+
 /** State is pruned at most this often per entity (event time); it may hold this much extra meanwhile. */
 const PRUNE_EVERY_MS = 15 * 60_000;
 
 const STATE_RANK: Readonly<Record<SpikeState, number>> = { STARTED: 0, ONGOING: 1, ENDED: 2 };
+
+/** Orders two windows' verdicts: a spike first, then the more significant. */
+function rank(verdict: { spike: boolean; significance: number }): number {
+  return (verdict.spike ? 1000 : 0) + verdict.significance;
+}
 
 /** 48 bits of the chunk id's SHA-256: a collision among one entity's recent chunks is negligible. */
 export function chunkKey(chunkId: string): string {
@@ -178,6 +218,12 @@ export class SpikeDetector {
   private readonly clocks = new Map<number, PartitionClock>();
   /** Partitions this instance decides for; null: all (a lone detector). */
   private owned: ReadonlySet<number> | null = null;
+  /** The feed's volume: distinct (entity, article) pairs per bucket, over every entity held. */
+  private readonly volume: Record<Granularity, Map<number, number>> = { DAY: new Map(), HOUR: new Map() };
+  /** How new names start in this feed, per granularity, and the day it was learnt on. */
+  private readonly newcomers: Partial<Record<Granularity, { tail: NewcomerTail; day: number }>> = {};
+  /** Expected volume of a bucket still filling (seasonal mean), memoised per bucket. */
+  private readonly expectedVolumes = new Map<string, number>();
 
   constructor(options: Partial<SpikeDetectorOptions> = {}) {
     this.options = { ...DEFAULT_SPIKE_DETECTOR_OPTIONS, ...options };
@@ -220,9 +266,18 @@ export class SpikeDetector {
     for (const [granularity, rule] of this.rules()) {
       if (this.isOpen(entity, granularity)) continue;
       const bucket = bucketStart(clock.latest, granularity);
-      // Most windows hold fewer chunks than any spike needs: skip the baseline for them.
-      if (rollingSum(entity.counts[granularity], bucket, rule, granularity) < rule.minObserved) continue;
-      const verdict = evaluateRule(entity.counts[granularity], bucket, clock.since, rule, granularity);
+      // Most windows hold fewer mentions than any spike needs: skip the baseline for them.
+      if (
+        rule.method === 'neon' &&
+        rollingSum(entity.counts[granularity], bucket, rule, granularity) < rule.minObserved
+      )
+        continue;
+      if (
+        rule.method === 'surprise' &&
+        rollingSum(entity.articles[granularity], bucket, rule, granularity) < rule.minArticles
+      )
+        continue;
+      const verdict = this.judge(entity, granularity, rule, bucket, clock, 'start');
       if (!verdict.spike) continue;
       const held = entity.episodes.get(granularity);
       // A closed episode's bucket can not spike again; a new one starts in a later bucket.
@@ -250,7 +305,12 @@ export class SpikeDetector {
         DAY: new Map(snapshot.days.map((b) => [b.bucket_start, b.count])),
         HOUR: new Map(snapshot.hours.map((b) => [b.bucket_start, b.count])),
       },
+      articles: {
+        DAY: new Map(snapshot.article_days.map((b) => [b.bucket_start, b.count])),
+        HOUR: new Map(snapshot.article_hours.map((b) => [b.bucket_start, b.count])),
+      },
       recentChunks: new Map(snapshot.recent_chunks.map((c) => [c.chunk_key, { t: c.t, hourly: c.hourly }])),
+      countedArticles: new Map(snapshot.counted_articles.map((a) => [a.article_key, { t: a.t, hourly: a.hourly }])),
       recentArticles: snapshot.recent_articles.map((a) => ({ ...a })),
       interactions: known?.interactions ?? [],
       // What was sent is known from entity.spikes alone: a snapshot may run ahead of its alert.
@@ -258,6 +318,8 @@ export class SpikeDetector {
       lastMentionAt: snapshot.latest_event_at,
       pruneDueAt: 0,
     };
+    if (known) this.addVolume(known, -1);
+    this.addVolume(entity, 1);
     this.put(entity);
     const clock = this.clocks.get(snapshot.partition);
     if (!clock)
@@ -355,7 +417,9 @@ export class SpikeDetector {
       type,
       partition,
       counts: { DAY: new Map(), HOUR: new Map() },
+      articles: { DAY: new Map(), HOUR: new Map() },
       recentChunks: new Map(),
+      countedArticles: new Map(),
       recentArticles: [],
       interactions: [],
       episodes: new Map(),
@@ -397,6 +461,7 @@ export class SpikeDetector {
   }
 
   private remove(entity: EntityState): void {
+    this.addVolume(entity, -1);
     this.entities.delete(entity.id);
     this.byPartition.get(entity.partition)?.delete(entity.id);
   }
@@ -428,6 +493,16 @@ export class SpikeDetector {
     }
     if (!countedDay && !countedHour) return 'late';
     entity.recentChunks.set(key, { t: mention.t, hourly: countedHour });
+    // The article's first counted chunk counts the article, in the buckets that chunk was counted in.
+    const articleKey = chunkKey(mention.article_id);
+    const counted = entity.countedArticles.get(articleKey);
+    const articleDay = countedDay && counted === undefined;
+    const articleHour = countedHour && !(counted?.hourly ?? false);
+    if (articleDay) this.bump(entity, 'DAY', bucketStart(mention.t, 'DAY'));
+    if (articleHour) this.bump(entity, 'HOUR', bucketStart(mention.t, 'HOUR'));
+    if (articleDay || articleHour) {
+      entity.countedArticles.set(articleKey, { t: mention.t, hourly: articleHour || (counted?.hourly ?? false) });
+    }
     entity.lastMentionAt = Math.max(entity.lastMentionAt, mention.t);
     if (!entity.recentArticles.some((a) => a.article_id === mention.article_id)) {
       // Newest first; mentions mostly arrive in time order, so this is usually an insert at the front.
@@ -478,7 +553,7 @@ export class SpikeDetector {
         const horizon = (rule.rollingBuckets + 1) * size;
         const from = Math.max(episode.bucket_start, lastClosed - horizon);
         for (let bucket = from; bucket <= lastClosed; bucket += size) {
-          const verdict = evaluateRule(entity.counts[granularity], bucket, clock.since, rule, granularity);
+          const verdict = this.judge(entity, granularity, rule, bucket, clock, 'continue');
           const state: SpikeState = verdict.spike ? 'ONGOING' : 'ENDED';
           const held = entity.episodes.get(granularity);
           if (!held || !isNewer({ bucket_start: bucket, state }, held)) continue;
@@ -488,8 +563,9 @@ export class SpikeDetector {
         }
       }
     }
-    // Once a day closes, forget entities that have gone quiet.
+    // Once a day closes, forget entities that have gone quiet, and let go of old volume.
     if (this.options.day && bucketStart(before, 'DAY') !== bucketStart(t, 'DAY')) {
+      this.pruneVolume(t);
       for (const id of [...ids]) {
         const entity = this.entities.get(id);
         if (!entity) continue;
@@ -528,15 +604,229 @@ export class SpikeDetector {
       for (const bucket of entity.counts[granularity].keys()) {
         if (bucket < keepFrom) entity.counts[granularity].delete(bucket);
       }
+      // The feed's volume of a pruned bucket stays: other entities' baselines still read it.
+      for (const bucket of entity.articles[granularity].keys()) {
+        if (bucket < keepFrom) entity.articles[granularity].delete(bucket);
+      }
     }
     // A chunk only needs remembering while one of its buckets may still be counted.
     const lateness = Math.max(...this.rules().map(([g, rule]) => rule.allowedLatenessMs + BUCKET_MS[g]));
     for (const [key, chunk] of entity.recentChunks) {
       if (chunk.t < clock.latest - lateness) entity.recentChunks.delete(key);
     }
+    for (const [key, article] of entity.countedArticles) {
+      if (article.t < clock.latest - lateness) entity.countedArticles.delete(key);
+    }
     const day = this.options.day ?? DEFAULT_DAY_RULE;
     const articlesFrom = clock.latest - (day.rollingBuckets + 1) * DAY_MS - day.allowedLatenessMs;
     entity.recentArticles = entity.recentArticles.filter((a) => a.t >= articlesFrom);
+  }
+
+  /** One more article of the entity in a bucket, and in the feed's volume. */
+  private bump(entity: EntityState, granularity: Granularity, bucket: number): void {
+    const counts = entity.articles[granularity];
+    counts.set(bucket, (counts.get(bucket) ?? 0) + 1);
+    this.volume[granularity].set(bucket, (this.volume[granularity].get(bucket) ?? 0) + 1);
+  }
+
+  /** Adds (sign 1) or takes away (−1) an entity's article counts from the feed's volume. */
+  private addVolume(entity: EntityState, sign: 1 | -1): void {
+    for (const granularity of ['DAY', 'HOUR'] as const) {
+      const volume = this.volume[granularity];
+      for (const [bucket, count] of entity.articles[granularity]) {
+        const next = (volume.get(bucket) ?? 0) + sign * count;
+        if (next > 0) volume.set(bucket, next);
+        else volume.delete(bucket);
+      }
+    }
+  }
+
+  private pruneVolume(t: number): void {
+    for (const [granularity, rule] of this.rules()) {
+      const keepFrom =
+        bucketStart(t, granularity) - (rule.baselineBuckets + 2 * rule.rollingBuckets) * BUCKET_MS[granularity];
+      for (const bucket of this.volume[granularity].keys()) {
+        if (bucket < keepFrom) this.volume[granularity].delete(bucket);
+      }
+    }
+    this.expectedVolumes.clear();
+  }
+
+  /** Earliest event time counted on any partition: the feed's volume is unknown before it. */
+  private countingSince(): number {
+    let since = Number.POSITIVE_INFINITY;
+    for (const clock of this.clocks.values()) since = Math.min(since, clock.since);
+    return Number.isFinite(since) ? since : 0;
+  }
+
+  /**
+   * The volume a bucket still filling can be expected to reach: the mean of the same weekday (for
+   * days) or hour of the day (for hours) over the baseline, shrunk towards the mean of every
+   * observed bucket by two pseudo-observations, so seasonality counts only as far as the data
+   * shows it.
+   */
+  private expectedVolume(granularity: Granularity, rule: SpikeRule, bucket: number): number {
+    const memo = `${granularity}:${bucket}`;
+    const known = this.expectedVolumes.get(memo);
+    if (known !== undefined) return known;
+    const size = BUCKET_MS[granularity];
+    const period = granularity === 'DAY' ? 7 : 24;
+    const firstKnown = bucketStart(this.countingSince(), granularity);
+    let all = 0;
+    let allN = 0;
+    let same = 0;
+    let sameN = 0;
+    for (let i = 1; i <= rule.baselineBuckets; i++) {
+      const b = bucket - i * size;
+      if (b < firstKnown) break;
+      const v = this.volume[granularity].get(b) ?? 0;
+      all += v;
+      allN += 1;
+      if (i % period === 0) {
+        same += v;
+        sameN += 1;
+      }
+    }
+    const mean = allN > 0 ? all / allN : 0;
+    const expected = (same + 2 * mean) / (sameN + 2);
+    if (this.expectedVolumes.size > 10_000) this.expectedVolumes.clear();
+    this.expectedVolumes.set(memo, expected);
+    return expected;
+  }
+
+  /**
+   * The feed's distribution of the counts entities reach in their first bucket after
+   * `silenceBuckets` without a mention, from every entity's retained counts; learnt again once a
+   * day. Only closed buckets whose silence lies wholly after counting began take part.
+   */
+  private newcomerTail(granularity: Granularity, rule: SpikeRule, clock: PartitionClock): NewcomerTail {
+    const today = bucketStart(clock.latest, 'DAY');
+    const held = this.newcomers[granularity];
+    if (held && held.day === today) return held.tail;
+    const size = BUCKET_MS[granularity];
+    const firstKnown = bucketStart(this.countingSince(), granularity);
+    const closedBefore = bucketStart(clock.latest - rule.allowedLatenessMs, granularity);
+    const observations: { count: number; volume: number }[] = [];
+    for (const entity of this.entities.values()) {
+      const counts = entity.articles[granularity];
+      if (counts.size === 0) continue;
+      const buckets = [...counts.keys()].sort((a, b) => a - b);
+      let previous = Number.NEGATIVE_INFINITY;
+      for (const b of buckets) {
+        const silentFrom = b - rule.silenceBuckets * size;
+        if (b < closedBefore && silentFrom >= firstKnown && previous < silentFrom) {
+          observations.push({ count: counts.get(b)!, volume: this.volume[granularity].get(b) ?? 0 });
+        }
+        previous = b;
+      }
+    }
+    const tail = new NewcomerTail(observations);
+    this.newcomers[granularity] = { tail, day: today };
+    return tail;
+  }
+
+  /**
+   * The verdict of the granularity's rule on the window ending with `bucket`: `start` asks whether
+   * an episode begins, `continue` whether an open one goes on (the count model's lower bar).
+   */
+  private judge(
+    entity: EntityState,
+    granularity: Granularity,
+    rule: SpikeRule,
+    bucket: number,
+    clock: PartitionClock,
+    phase: 'start' | 'continue',
+  ): Verdict {
+    const articles = rollingSum(entity.articles[granularity], bucket, rule, granularity);
+    if (rule.method === 'neon') {
+      const verdict = evaluateRule(entity.counts[granularity], bucket, clock.since, rule, granularity);
+      return {
+        ...verdict,
+        significance: normalTailSignificance(verdict.score),
+        articles,
+        window: rule.rollingBuckets,
+      };
+    }
+    return this.judgeSurprise(entity, granularity, rule, bucket, clock, phase);
+  }
+
+  private judgeSurprise(
+    entity: EntityState,
+    granularity: Granularity,
+    rule: SpikeRule,
+    bucket: number,
+    clock: PartitionClock,
+    phase: 'start' | 'continue',
+  ): Verdict {
+    const size = BUCKET_MS[granularity];
+    const counts = entity.articles[granularity];
+    const volume = this.volume[granularity];
+    const firstKnown = bucketStart(Math.max(clock.since, this.countingSince()), granularity);
+    const newcomers = this.newcomerTail(granularity, rule, clock);
+    const windows = rule.rollingBuckets > 1 ? [1, rule.rollingBuckets] : [1];
+    // Trying two windows is two tests: their best p is corrected for it (Bonferroni).
+    const correction = Math.log10(windows.length);
+    const exposureOf = (b: number): number => {
+      const others = (volume.get(b) ?? 0) - (counts.get(b) ?? 0);
+      return Math.max(others, this.expectedVolume(granularity, rule, b));
+    };
+    let best: Verdict | undefined;
+    for (const w of windows) {
+      let observed = 0;
+      let exposure = 0;
+      for (let i = 0; i < w; i++) {
+        observed += counts.get(bucket - i * size) ?? 0;
+        exposure += exposureOf(bucket - i * size);
+      }
+      let historyCount = 0;
+      let historyExposure = 0;
+      let baselineBuckets = 0;
+      for (let i = w; i < w + rule.baselineBuckets; i++) {
+        const b = bucket - i * size;
+        if (b < firstKnown) break;
+        historyCount += counts.get(b) ?? 0;
+        historyExposure += (volume.get(b) ?? 0) - (counts.get(b) ?? 0);
+        baselineBuckets += 1;
+      }
+      const bucketVolume = baselineBuckets > 0 ? historyExposure / baselineBuckets : exposure / w;
+      const surprise = surpriseOf(
+        { observed, exposure, historyCount, historyExposure, bucketVolume, windowBuckets: w },
+        newcomers,
+        rule,
+      );
+      const significance = Math.max(0, surprise.significance - correction);
+      const bar = phase === 'start' ? rule.minSignificance : rule.endSignificance;
+      const verdict: Verdict = {
+        observed,
+        baseline: { mean: surprise.expected, std: surprise.std, buckets: baselineBuckets },
+        threshold: bar,
+        score: significance,
+        spike: baselineBuckets >= rule.minBaselineBuckets && observed >= rule.minArticles && significance >= bar,
+        significance,
+        articles: observed,
+        window: w,
+        countAtBar: () => {
+          // Significance grows with the count: double, then bisect.
+          const at = (y: number): number =>
+            surpriseOf(
+              { observed: y, exposure, historyCount, historyExposure, bucketVolume, windowBuckets: w },
+              newcomers,
+              rule,
+            ).significance - correction;
+          let high = Math.max(rule.minArticles, 2);
+          while (at(high) < rule.minSignificance && high < 1_000_000) high *= 2;
+          let low = Math.max(rule.minArticles, 2) - 1;
+          while (high - low > 1) {
+            const mid = Math.floor((low + high) / 2);
+            if (at(mid) >= rule.minSignificance) high = mid;
+            else low = mid;
+          }
+          return high;
+        },
+      };
+      if (!best || rank(verdict) > rank(best)) best = verdict;
+    }
+    return best!;
   }
 
   private transition(
@@ -544,7 +834,7 @@ export class SpikeDetector {
     granularity: Granularity,
     rule: SpikeRule,
     bucket: number,
-    verdict: RuleVerdict,
+    verdict: Verdict,
     state: SpikeState,
     episodeStart: number,
   ): SpikeAlert {
@@ -557,13 +847,13 @@ export class SpikeDetector {
       episode_start: episodeStart,
       bucket_start: bucket,
     });
-    const windowStart = bucket - (rule.rollingBuckets - 1) * size;
+    const windowStart = bucket - (verdict.window - 1) * size;
     const windowEnd = bucket + size;
     if (this.options.alertsEchoed) entity.awaitingEcho = echoKey({ id, state, window_end: windowEnd });
     const articles = entity.recentArticles.filter((a) => a.t >= windowStart && a.t < windowEnd);
     const shown = articles.slice(0, this.options.maxAlertArticles);
     const countsFrom = bucket - (rule.baselineBuckets + rule.rollingBuckets - 1) * size;
-    const counts = [...entity.counts[granularity]]
+    const counts = [...(rule.method === 'surprise' ? entity.articles : entity.counts)[granularity]]
       .filter(([start]) => start >= countsFrom && start <= bucket)
       .sort(([a], [b]) => a - b)
       .map(([start, count]) => ({ bucket_start: start, count }));
@@ -578,7 +868,7 @@ export class SpikeDetector {
       observed: verdict.observed,
       baseline_mean: verdict.baseline.mean,
       baseline_std: verdict.baseline.std,
-      threshold: verdict.threshold,
+      threshold: verdict.countAtBar?.() ?? verdict.threshold,
       score: verdict.score,
       article_ids: shown.map((a) => a.article_id),
       // Parallel to article_ids: an article whose URL is unknown is listed without a link.
@@ -593,6 +883,9 @@ export class SpikeDetector {
         .filter((i) => i.t >= windowStart - size)
         .slice(0, this.options.maxAlertInteractions)
         .map((i) => ({ ...i })),
+      method: rule.method,
+      significance: verdict.significance,
+      articles: verdict.articles,
     };
   }
 
@@ -613,6 +906,9 @@ export class SpikeDetector {
       days: sorted(entity.counts.DAY),
       hours: sorted(entity.counts.HOUR),
       recent_chunks: [...entity.recentChunks].map(([key, c]) => ({ chunk_key: key, t: c.t, hourly: c.hourly })),
+      article_days: sorted(entity.articles.DAY),
+      article_hours: sorted(entity.articles.HOUR),
+      counted_articles: [...entity.countedArticles].map(([key, a]) => ({ article_key: key, t: a.t, hourly: a.hourly })),
       recent_articles: entity.recentArticles.map((a) => ({ ...a })),
     };
   }

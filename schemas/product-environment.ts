@@ -40,6 +40,11 @@ const spikeRuleVariables = (['DAY', 'HOUR'] as const).flatMap((rule) => [
   deployment(`NEON_SPIKE_${rule}_WINDOW`, `${rule.toLowerCase()} rule: buckets in the rolling window`),
   deployment(`NEON_SPIKE_${rule}_BASELINE`, `${rule.toLowerCase()} rule: trailing rolling sums in the baseline`),
   deployment(`NEON_SPIKE_${rule}_LATENESS_HOURS`, `${rule.toLowerCase()} rule: how late a mention still counts`),
+  deployment(`NEON_SPIKE_${rule}_METHOD`, `${rule.toLowerCase()} rule: surprise (count model) or neon`),
+  deployment(`NEON_SPIKE_${rule}_SIGNIFICANCE`, `${rule.toLowerCase()} rule: −log10 p at which an episode starts`),
+  deployment(`NEON_SPIKE_${rule}_END_SIGNIFICANCE`, `${rule.toLowerCase()} rule: −log10 p below which it ends`),
+  deployment(`NEON_SPIKE_${rule}_MIN_ARTICLES`, `${rule.toLowerCase()} rule: minimum distinct articles`),
+  deployment(`NEON_SPIKE_${rule}_OVERDISPERSION`, `${rule.toLowerCase()} rule: φ of the count model`),
 ]);
 
 export const PRODUCT_ENVIRONMENT: readonly EnvironmentVariable[] = [
@@ -100,6 +105,7 @@ export const PRODUCT_ENVIRONMENT: readonly EnvironmentVariable[] = [
   deployment('NEON_EXTRACT_M2_LINGER_MS', 'M2: how long a batch waits to fill'),
   // Spike detection and alerts.
   deployment('NEON_SPIKE_RULES', 'day, hour or both'),
+  deployment('NEON_SPIKE_METHOD', 'surprise (the count model, default) or neon (NEON’s rolling-sum rule)'),
   ...spikeRuleVariables,
   deployment('NEON_WEBHOOK_URLS', 'where spike alerts are POSTed (URLs may carry tokens)', true),
   deployment('NEON_WEBHOOK_SECRET', 'HMAC key signing webhook bodies', true),

@@ -196,6 +196,16 @@ export interface ContributingArticle {
   t: number;
 }
 
+/** An article already counted while its buckets may still change. */
+export interface CountedArticle {
+  /** Short hash of the article id. */
+  article_key: string;
+  /** Article time. */
+  t: number;
+  /** Whether it was also counted by the hour. */
+  hourly: boolean;
+}
+
 /**
  * The spike detector's counting state for one entity: compacted changelog topic entity.spike-state,
  * keyed by entity_id (a null value deletes an entity that went quiet). Replicas rebuild their
@@ -228,6 +238,17 @@ export interface EntitySpikeState {
   recent_chunks: CountedChunk[];
   /** Most recent contributing articles (bounded), newest first: the alerts' evidence. */
   recent_articles: ContributingArticle[];
+  /**
+   * Non-zero daily counts of distinct articles within the retained window, oldest first (the count
+   * model's counts).
+   */
+  article_days: StateBucketCount[];
+  /** Non-zero hourly counts of distinct articles within the retained window, oldest first. */
+  article_hours: StateBucketCount[];
+  /**
+   * Articles counted within the allowed lateness, so another chunk of one does not count it twice.
+   */
+  counted_articles: CountedArticle[];
 }
 
 /** The symbols of {@link InteractionVariant}, in schema order. */
@@ -535,17 +556,29 @@ export interface SpikeAlert {
   window_start: number;
   /** End (exclusive) of the observed window, UTC milliseconds since the epoch. */
   window_end: number;
-  /** Mentions of the entity in unique chunks within the window. */
+  /**
+   * The window's count: unique chunks mentioning the entity (NEON's rule), or distinct articles
+   * (the count model).
+   */
   observed: number;
-  /** Mean of the same count over the trailing baseline windows. */
+  /**
+   * Expected count of the window: NEON's rule, the mean of the trailing rolling sums; the count
+   * model, the entity's smoothed share of the feed's volume times the window's volume.
+   */
   baseline_mean: number;
-  /** Standard deviation of the count over the trailing baseline windows. */
+  /**
+   * Standard deviation of the count: NEON's rule, of the trailing rolling sums; the count model, of
+   * its predictive negative binomial.
+   */
   baseline_std: number;
-  /** Count the window had to exceed to be a spike (by default baseline_mean + 1 × baseline_std). */
+  /**
+   * Count the window had to exceed to be a spike: NEON's rule, baseline_mean + k × baseline_std;
+   * the count model, the smallest count whose significance reaches its bar.
+   */
   threshold: number;
   /**
-   * Standardised excess (observed − baseline_mean) / baseline_std, with the detector's floor on the
-   * deviation so it is always finite.
+   * NEON's rule: the standardised excess (observed − baseline_mean) / baseline_std, with the
+   * detector's floor on the deviation so it is always finite; the count model: the significance.
    */
   score: number;
   /**
@@ -574,7 +607,7 @@ export interface SpikeAlert {
   baseline_buckets: number;
   /**
    * Per-bucket counts behind the observed window and the baseline, oldest first (the drill-down
-   * chart).
+   * chart): unique chunks for NEON's rule, distinct articles for the count model.
    */
   counts: SpikeBucketCount[];
   /**
@@ -582,6 +615,22 @@ export interface SpikeAlert {
    * them.
    */
   first_interactions: SpikeInteraction[];
+  /**
+   * How the spike was judged: 'surprise' (the count model: significance of the window's articles
+   * against a volume-relative baseline with a prior shared across entities) or 'neon' (NEON's
+   * rolling-sum rule). Records written before this field were NEON's.
+   */
+  method: string;
+  /**
+   * −log10 of the probability of a count at least this high under the baseline (for NEON's rule, of
+   * its score under a normal law): what alerts are ranked by. 3 means p = 0.001.
+   */
+  significance: number;
+  /**
+   * Distinct articles mentioning the entity within the window: the story's volume, the second
+   * ranking key.
+   */
+  articles: number;
 }
 
 /** Every topic record by its schema name; types the codec's encodeRecord and decodeRecord. */

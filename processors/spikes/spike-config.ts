@@ -1,11 +1,26 @@
 import { z } from 'zod';
 import type { SpikeDetectorOptions } from '../detect-spikes.js';
-import { DEFAULT_DAY_RULE, DEFAULT_HOUR_RULE, HOUR_MS, spikeRuleSchema, type SpikeRule } from './spike-rule.js';
+import {
+  DEFAULT_DAY_RULE,
+  DEFAULT_HOUR_RULE,
+  HOUR_MS,
+  NEON_DAY_RULE,
+  NEON_HOUR_RULE,
+  SPIKE_METHODS,
+  spikeRuleSchema,
+  type SpikeRule,
+} from './spike-rule.js';
 
 /**
  * The detector's rules from the environment, each with the default of `spike-rule.ts`:
  *
  *   NEON_SPIKE_RULES=day,hour              which rules run
+ *   NEON_SPIKE_METHOD=surprise|neon        the count model (default) or NEON's rolling-sum rule;
+ *                                          NEON_SPIKE_<DAY|HOUR>_METHOD for one granularity
+ *   NEON_SPIKE_<DAY|HOUR>_SIGNIFICANCE     surprise: −log10 p at which an episode starts
+ *   NEON_SPIKE_<DAY|HOUR>_END_SIGNIFICANCE surprise: −log10 p below which it ends
+ *   NEON_SPIKE_<DAY|HOUR>_MIN_ARTICLES     surprise: minimum distinct articles in the window
+ *   NEON_SPIKE_<DAY|HOUR>_OVERDISPERSION   surprise: φ of the negative binomial
  *   NEON_SPIKE_<DAY|HOUR>_STD              k in mean + k·std
  *   NEON_SPIKE_<DAY|HOUR>_MIN              minimum chunks in the rolling window
  *   NEON_SPIKE_<DAY|HOUR>_WINDOW           buckets in the rolling window (NEON: 3 days)
@@ -22,6 +37,17 @@ const envSchema = z.object({
     .default('day,hour')
     .transform((value) => value.split(',').map((r) => r.trim().toLowerCase()))
     .pipe(z.array(z.enum(['day', 'hour'])).min(1, 'at least one of day, hour')),
+  NEON_SPIKE_METHOD: z.enum(SPIKE_METHODS).optional(),
+  NEON_SPIKE_DAY_METHOD: z.enum(SPIKE_METHODS).optional(),
+  NEON_SPIKE_HOUR_METHOD: z.enum(SPIKE_METHODS).optional(),
+  NEON_SPIKE_DAY_SIGNIFICANCE: number.optional(),
+  NEON_SPIKE_DAY_END_SIGNIFICANCE: number.optional(),
+  NEON_SPIKE_DAY_MIN_ARTICLES: number.optional(),
+  NEON_SPIKE_DAY_OVERDISPERSION: number.optional(),
+  NEON_SPIKE_HOUR_SIGNIFICANCE: number.optional(),
+  NEON_SPIKE_HOUR_END_SIGNIFICANCE: number.optional(),
+  NEON_SPIKE_HOUR_MIN_ARTICLES: number.optional(),
+  NEON_SPIKE_HOUR_OVERDISPERSION: number.optional(),
   NEON_SPIKE_DAY_STD: number.optional(),
   NEON_SPIKE_DAY_MIN: number.optional(),
   NEON_SPIKE_DAY_WINDOW: number.optional(),
@@ -45,12 +71,17 @@ export function spikeConfigFromEnv(
   }
   const e = parsed.data;
   const problems: string[] = [];
-  const rule = (prefix: 'DAY' | 'HOUR', base: SpikeRule): SpikeRule | null => {
+  const rule = (prefix: 'DAY' | 'HOUR', surprise: SpikeRule, neon: SpikeRule): SpikeRule | null => {
     const get = (name: string): number | undefined =>
       e[`NEON_SPIKE_${prefix}_${name}` as keyof typeof e] as number | undefined;
+    const method = e[`NEON_SPIKE_${prefix}_METHOD`] ?? e.NEON_SPIKE_METHOD ?? 'surprise';
     const lateness = get('LATENESS_HOURS');
     const candidate = {
-      ...base,
+      ...(method === 'neon' ? neon : surprise),
+      ...(get('SIGNIFICANCE') === undefined ? {} : { minSignificance: get('SIGNIFICANCE') }),
+      ...(get('END_SIGNIFICANCE') === undefined ? {} : { endSignificance: get('END_SIGNIFICANCE') }),
+      ...(get('MIN_ARTICLES') === undefined ? {} : { minArticles: get('MIN_ARTICLES') }),
+      ...(get('OVERDISPERSION') === undefined ? {} : { overdispersion: get('OVERDISPERSION') }),
       ...(get('STD') === undefined ? {} : { stdMultiplier: get('STD') }),
       ...(get('MIN') === undefined ? {} : { minObserved: get('MIN') }),
       ...(get('WINDOW') === undefined ? {} : { rollingBuckets: get('WINDOW') }),
@@ -65,8 +96,8 @@ export function spikeConfigFromEnv(
     }
     return checked.data;
   };
-  const day = e.NEON_SPIKE_RULES.includes('day') ? rule('DAY', DEFAULT_DAY_RULE) : null;
-  const hour = e.NEON_SPIKE_RULES.includes('hour') ? rule('HOUR', DEFAULT_HOUR_RULE) : null;
+  const day = e.NEON_SPIKE_RULES.includes('day') ? rule('DAY', DEFAULT_DAY_RULE, NEON_DAY_RULE) : null;
+  const hour = e.NEON_SPIKE_RULES.includes('hour') ? rule('HOUR', DEFAULT_HOUR_RULE, NEON_HOUR_RULE) : null;
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, config: { day, hour } };
 }

@@ -1,12 +1,24 @@
 import { z } from 'zod';
 
 /**
- * The spike rule, per granularity. The default for days is NEON's (§3.1): the rolling sum of the
- * last `rollingBuckets` daily counts is a spike when it exceeds the mean plus `stdMultiplier`
- * standard deviations of the same rolling sum over the trailing `baselineBuckets` buckets — a
- * baseline computed online, from the counts the detector keeps, never from the future.
+ * The spike rule, per granularity, by one of two methods:
+ *
+ * - `surprise` (the default): the articles mentioning the entity in the current bucket (or the
+ *   last `rollingBuckets`, whichever is more surprising) against a count model with a smoothed,
+ *   volume-relative baseline and a prior shared across entities (`count-model.ts`); a spike when
+ *   the significance (−log10 of the tail probability) reaches `minSignificance`, over until it
+ *   falls below `endSignificance`.
+ * - `neon`: NEON's rule (§3.1), kept to pick evaluation dates: the rolling sum of the last
+ *   `rollingBuckets` counts of unique chunks is a spike when it exceeds the mean plus
+ *   `stdMultiplier` standard deviations of the same rolling sum over the trailing
+ *   `baselineBuckets` buckets.
+ *
+ * Both baselines are computed online, from the counts the detector keeps, never from the future.
  */
 export type Granularity = 'DAY' | 'HOUR';
+
+export const SPIKE_METHODS = ['surprise', 'neon'] as const;
+export type SpikeMethod = (typeof SPIKE_METHODS)[number];
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -15,7 +27,8 @@ export const BUCKET_MS: Readonly<Record<Granularity, number>> = { DAY: DAY_MS, H
 
 export const spikeRuleSchema = z
   .object({
-    /** m: buckets summed into the observed window (NEON: 3 days). */
+    method: z.enum(SPIKE_METHODS),
+    /** m: buckets summed into the observed window (NEON: 3 days; surprise: the longest window tried). */
     rollingBuckets: z.number().int().min(1).max(48),
     /** W: trailing rolling sums the mean and std are taken over. */
     baselineBuckets: z
@@ -31,6 +44,18 @@ export const spikeRuleSchema = z
     minStd: z.number().min(0),
     /** The observed rolling sum must reach this many unique chunks. */
     minObserved: z.number().int().min(1),
+    /** surprise: significance (−log10 p) at which an episode starts. */
+    minSignificance: z.number().min(0).max(300),
+    /** surprise: an open episode goes on while its significance stays at or above this. */
+    endSignificance: z.number().min(0).max(300),
+    /** surprise: the judged window must hold this many distinct articles. */
+    minArticles: z.number().int().min(1),
+    /** surprise: φ, the overdispersion of coverage from one bucket to the next. */
+    overdispersion: z.number().min(0).max(10),
+    /** surprise: articles of history at which an entity's own baseline weighs as much as the newcomer prior. */
+    historyHalfWeight: z.number().min(0.1).max(1000),
+    /** surprise: buckets without a mention after which an entity's next count is a newcomer's. */
+    silenceBuckets: z.number().int().min(1),
     /** How long after a bucket ends mentions for it are still counted (event time). */
     allowedLatenessMs: z
       .number()
@@ -41,12 +66,32 @@ export const spikeRuleSchema = z
   .refine((rule) => rule.minBaselineBuckets <= rule.baselineBuckets, {
     message: 'minBaselineBuckets must not exceed baselineBuckets',
     path: ['minBaselineBuckets'],
+  })
+  .refine((rule) => rule.endSignificance <= rule.minSignificance, {
+    message: 'endSignificance must not exceed minSignificance',
+    path: ['endSignificance'],
+  })
+  .refine((rule) => rule.silenceBuckets < rule.baselineBuckets, {
+    message: 'silenceBuckets must be shorter than the baseline',
+    path: ['silenceBuckets'],
   });
 
 export type SpikeRule = z.infer<typeof spikeRuleSchema>;
 
+/** The count model's settings that NEON's rule ignores, at their defaults (see DEFAULT_DAY_RULE). */
+const SURPRISE_DAY_SETTINGS = {
+  minSignificance: 0.5,
+  endSignificance: 0.3,
+  minArticles: 3,
+  overdispersion: 0.2,
+  historyHalfWeight: 5,
+  silenceBuckets: 7,
+};
+
 /** NEON's rule: 3-day rolling sum above mean + 1 std of the previous 28 rolling sums. */
-export const DEFAULT_DAY_RULE: SpikeRule = {
+export const NEON_DAY_RULE: SpikeRule = {
+  method: 'neon',
+  ...SURPRISE_DAY_SETTINGS,
   rollingBuckets: 3,
   baselineBuckets: 28,
   minBaselineBuckets: 3,
@@ -57,10 +102,33 @@ export const DEFAULT_DAY_RULE: SpikeRule = {
 };
 
 /**
- * Up-to-the-hour alerting: hourly counts are sparse and bursty, so one std would flag noise; three
+ * The default by day: today's articles (or the last three days', whichever is more surprising)
+ * against the count model, baseline over the previous 28 days, at least 3 articles. The bar, 0.5
+ * after the correction for trying two windows, is a raw p < 0.16 on the better one: as permissive
+ * as NEON's one standard deviation, so weak bursts are candidates too. What keeps a busy day's list
+ * short is the desk's ranking and budget, not the bar. Three baseline days before any alert.
+ */
+export const DEFAULT_DAY_RULE: SpikeRule = {
+  ...NEON_DAY_RULE,
+  method: 'surprise',
+};
+
+const SURPRISE_HOUR_SETTINGS = {
+  minSignificance: 2,
+  endSignificance: 1,
+  minArticles: 3,
+  overdispersion: 0.3,
+  historyHalfWeight: 5,
+  silenceBuckets: 48,
+};
+
+/**
+ * NEON's rule by the hour: hourly counts are sparse and bursty, so one std would flag noise; three
  * std over the last week, at least five chunks in three hours.
  */
-export const DEFAULT_HOUR_RULE: SpikeRule = {
+export const NEON_HOUR_RULE: SpikeRule = {
+  method: 'neon',
+  ...SURPRISE_HOUR_SETTINGS,
   rollingBuckets: 3,
   baselineBuckets: 7 * 24,
   minBaselineBuckets: 24,
@@ -70,6 +138,16 @@ export const DEFAULT_HOUR_RULE: SpikeRule = {
   allowedLatenessMs: 2 * HOUR_MS,
 };
 
+/**
+ * Up-to-the-hour alerting by default: the hour's articles (or the last three hours') at p < 0.01
+ * against the count model over the last week, with hour-of-day seasonality through the feed's
+ * volume; at least 3 articles. Stricter than by day: an hour's alert is pushed at once.
+ */
+export const DEFAULT_HOUR_RULE: SpikeRule = {
+  ...NEON_HOUR_RULE,
+  method: 'surprise',
+};
+
 export function bucketStart(t: number, granularity: Granularity): number {
   const size = BUCKET_MS[granularity];
   return Math.floor(t / size) * size;
@@ -77,6 +155,13 @@ export function bucketStart(t: number, granularity: Granularity): number {
 
 export function describeRule(rule: SpikeRule, granularity: Granularity): string {
   const unit = granularity === 'DAY' ? 'day' : 'hour';
+  if (rule.method === 'surprise') {
+    const windows = rule.rollingBuckets > 1 ? ` (or the last ${rule.rollingBuckets})` : '';
+    return (
+      `articles this ${unit}${windows} at p < 10^-${rule.minSignificance} against the entity's ` +
+      `volume-relative baseline of the previous ${rule.baselineBuckets} (at least ${rule.minArticles})`
+    );
+  }
   return (
     `${rule.rollingBuckets}-${unit} rolling sum > mean + ${rule.stdMultiplier} std ` +
     `of the previous ${rule.baselineBuckets} (at least ${rule.minObserved})`

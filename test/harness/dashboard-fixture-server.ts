@@ -194,6 +194,9 @@ export function fixtureAlert(input: AlertInput): SpikeAlert {
     baseline_buckets: 28,
     counts,
     first_interactions: [],
+    method: 'surprise',
+    significance: input.score,
+    articles: Math.round(input.observed / 2),
   };
 }
 

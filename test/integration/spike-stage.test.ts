@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
 import { SpikeDetector } from '../../processors/detect-spikes.js';
+import { NEON_DAY_RULE, NEON_HOUR_RULE } from '../../processors/spikes/spike-rule.js';
 import type { Mention, SpikeAlert } from '../../schemas/records.generated.js';
 import { createKafkaClient } from '../../streams/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka-transport.js';
@@ -19,6 +20,13 @@ import { assertCommittedToEnd, committedToEnd, waitUntil } from '../harness/inva
 import { useLiveClients } from '../harness/live-clients.js';
 import { readRawTopic, readTopicRecords } from '../harness/topic-contents.js';
 import { mentionOf, mentionsOn, TEST_NOW } from '../unit/spike-fixtures.js';
+
+/**
+ * NEON's rule: its verdicts depend on each entity's own counts only, so a replica's alerts equal a
+ * reference detector's whatever the interleaving of partitions. The count model reads the feed's
+ * volume over every partition, so its verdicts depend on that interleaving (see detect-spikes.ts).
+ */
+const NEON = { day: NEON_DAY_RULE, hour: NEON_HOUR_RULE };
 
 const live = useLiveClients();
 const PARTITIONS = 3;
@@ -60,7 +68,7 @@ function scenario(): { partition: number; mention: Mention }[] {
 
 /** What the detector decides on the same mentions, partition by partition. */
 function expectedAlerts(input: { partition: number; mention: Mention }[]): string[] {
-  const detector = new SpikeDetector({ now });
+  const detector = new SpikeDetector({ ...NEON, now });
   return input.flatMap(({ partition, mention }) => detector.offer(mention, partition).alerts).map(describeAlert);
 }
 
@@ -98,7 +106,7 @@ async function start(run: Run): Promise<SpikeStage> {
     topics: run.topics,
     groupId: run.group,
     interactionsTopic: null,
-    detector: { now },
+    detector: { ...NEON, now },
   });
 }
 
@@ -168,7 +176,7 @@ describe('spike stage on real Kafka', () => {
     const state = await readTopicRecords(run.transport, run.topics.spikeState, 'EntitySpikeState');
     const latest = new Map(state.map((entry) => [entry.key, entry.value]));
     expect([...latest.keys()].sort()).toEqual(['e-alba', 'e-brook', 'e-cato', 'e-dara', 'e-eli', 'e-fenn']);
-    const reference = new SpikeDetector({ now });
+    const reference = new SpikeDetector({ ...NEON, now });
     for (const { partition, mention } of input) reference.offer(mention, partition);
     for (const [entity, snapshot] of latest) {
       expect(snapshot.days, entity!).toEqual(reference.snapshot(entity!)!.days);

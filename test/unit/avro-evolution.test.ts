@@ -22,13 +22,13 @@ const SCHEMA_IDS = {
   Answer: 'Answer@102b32f4e8da928e',
   Article: 'Article@a7de5fb23237dd92',
   Chunk: 'Chunk@ed04ae4307bb0480',
-  EntitySpikeState: 'EntitySpikeState@c6108bccf66b0e33',
+  EntitySpikeState: 'EntitySpikeState@93c71c5632f73529',
   Interaction: 'Interaction@773d197e7b822a79',
   MarkedArticle: 'MarkedArticle@5216a3e269bf4e6b',
   Mention: 'Mention@36fd7338223df405',
   Query: 'Query@03fc218fcbcde16c',
   RegistryEntity: 'RegistryEntity@241ff7d0e960c4ff',
-  SpikeAlert: 'SpikeAlert@45f66189b78dc061',
+  SpikeAlert: 'SpikeAlert@a0e95e9f84e517a8',
 } as const;
 const ARTICLE_V1_ID = 'Article@8811f480d75b2b0e';
 const CHUNK_V1_ID = 'Chunk@44193e6f3fd87c61';
@@ -36,6 +36,8 @@ const CHUNK_V2_ID = 'Chunk@822c3a81f2022b31';
 const MARKED_ARTICLE_V1_ID = 'MarkedArticle@ab6a5d3da00e8311';
 const MENTION_V1_ID = 'Mention@548e72d021d2d441';
 const SPIKE_ALERT_V1_ID = 'SpikeAlert@2920f90411858966';
+const SPIKE_ALERT_V2_ID = 'SpikeAlert@45f66189b78dc061';
+const ENTITY_SPIKE_STATE_V1_ID = 'EntitySpikeState@c6108bccf66b0e33';
 const INTERACTION_V1_ID = 'Interaction@23f721409f0eeb33';
 const INTERACTION_V2_ID = 'Interaction@7f703d09656791a4';
 const QUERY_V1_ID = 'Query@7b612d6f98bbdb36';
@@ -58,6 +60,8 @@ describe('schema ids', () => {
         CHUNK_V2_ID,
         MARKED_ARTICLE_V1_ID,
         MENTION_V1_ID,
+        SPIKE_ALERT_V2_ID,
+        ENTITY_SPIKE_STATE_V1_ID,
         SPIKE_ALERT_V1_ID,
         INTERACTION_V1_ID,
         INTERACTION_V2_ID,
@@ -130,8 +134,18 @@ describe('Mention evolution', () => {
 });
 
 describe('SpikeAlert evolution', () => {
-  const added = ['entity_type', 'episode_start', 'rule', 'baseline_buckets', 'counts', 'first_interactions'];
+  const ranking = ['method', 'significance', 'articles'];
+  const added = [
+    'entity_type',
+    'episode_start',
+    'rule',
+    'baseline_buckets',
+    'counts',
+    'first_interactions',
+    ...ranking,
+  ];
   const alertV1 = Object.fromEntries(Object.entries(FIXTURES.SpikeAlert).filter(([field]) => !added.includes(field)));
+  const alertV2 = Object.fromEntries(Object.entries(FIXTURES.SpikeAlert).filter(([field]) => !ranking.includes(field)));
 
   it('reads a SpikeAlert written with history/SpikeAlert.1 with the defaults of the drill-down fields (backward)', () => {
     const old = encodeWithSchema(SPIKE_ALERT_V1_ID, alertV1, options);
@@ -143,12 +157,52 @@ describe('SpikeAlert evolution', () => {
       baseline_buckets: 0,
       counts: [],
       first_interactions: [],
+      method: 'neon',
+      significance: 0,
+      articles: 0,
     });
   });
 
   it('lets a reader still on history/SpikeAlert.1 read a current SpikeAlert (forward)', () => {
     const current = encodeRecord('SpikeAlert', FIXTURES.SpikeAlert, options);
     expect(decodeWithReaderSchema(SPIKE_ALERT_V1_ID, current.value, current.headers, options)).toEqual(alertV1);
+  });
+
+  it("reads a SpikeAlert written with history/SpikeAlert.2 as NEON's, unranked (backward)", () => {
+    const old = encodeWithSchema(SPIKE_ALERT_V2_ID, alertV2, options);
+    expect(decodeRecord('SpikeAlert', old.value, old.headers, options)).toEqual({
+      ...alertV2,
+      method: 'neon',
+      significance: 0,
+      articles: 0,
+    });
+  });
+
+  it('lets a reader still on history/SpikeAlert.2 read a current SpikeAlert (forward)', () => {
+    const current = encodeRecord('SpikeAlert', FIXTURES.SpikeAlert, options);
+    expect(decodeWithReaderSchema(SPIKE_ALERT_V2_ID, current.value, current.headers, options)).toEqual(alertV2);
+  });
+});
+
+describe('EntitySpikeState evolution', () => {
+  const added = ['article_days', 'article_hours', 'counted_articles'];
+  const stateV1 = Object.fromEntries(
+    Object.entries(FIXTURES.EntitySpikeState).filter(([field]) => !added.includes(field)),
+  );
+
+  it('reads a state written with history/EntitySpikeState.1 with no article counts (backward)', () => {
+    const old = encodeWithSchema(ENTITY_SPIKE_STATE_V1_ID, stateV1, options);
+    expect(decodeRecord('EntitySpikeState', old.value, old.headers, options)).toEqual({
+      ...stateV1,
+      article_days: [],
+      article_hours: [],
+      counted_articles: [],
+    });
+  });
+
+  it('lets a replica still on history/EntitySpikeState.1 read a current state (forward)', () => {
+    const current = encodeRecord('EntitySpikeState', FIXTURES.EntitySpikeState, options);
+    expect(decodeWithReaderSchema(ENTITY_SPIKE_STATE_V1_ID, current.value, current.headers, options)).toEqual(stateV1);
   });
 });
 

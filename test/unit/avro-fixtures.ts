@@ -140,6 +140,9 @@ const spikeAlert: RecordTypes['SpikeAlert'] = {
   first_interactions: [
     { id: 'int-M1-ent-karl-lagerfeld-9c2e', t: publishedAt, text: 'Karl Lagerfeld final collection shown in Paris' },
   ],
+  method: 'surprise',
+  significance: 7.25,
+  articles: 31,
 };
 
 const entitySpikeState: RecordTypes['EntitySpikeState'] = {
@@ -156,6 +159,12 @@ const entitySpikeState: RecordTypes['EntitySpikeState'] = {
   hours: [{ bucket_start: Date.UTC(2023, 7, 31, 9), count: 12 }],
   recent_chunks: [{ chunk_key: '3f9a0c1d2e4b', t: publishedAt, hourly: true }],
   recent_articles: [{ article_id: article.id, url: article.canonical_url, t: publishedAt }],
+  article_days: [
+    { bucket_start: Date.UTC(2023, 7, 30), count: 5 },
+    { bucket_start: Date.UTC(2023, 7, 31), count: 26 },
+  ],
+  article_hours: [{ bucket_start: Date.UTC(2023, 7, 31, 9), count: 7 }],
+  counted_articles: [{ article_key: '9d0e1f2a3b4c', t: publishedAt, hourly: true }],
 };
 
 const interaction: RecordTypes['Interaction'] = {

@@ -97,12 +97,14 @@ describe('the schema directory', () => {
       'history/Article.1.avsc',
       'history/Chunk.1.avsc',
       'history/Chunk.2.avsc',
+      'history/EntitySpikeState.1.avsc',
       'history/Interaction.1.avsc',
       'history/Interaction.2.avsc',
       'history/MarkedArticle.1.avsc',
       'history/Mention.1.avsc',
       'history/Query.1.avsc',
       'history/SpikeAlert.1.avsc',
+      'history/SpikeAlert.2.avsc',
     ]);
   });
 });

@@ -3,6 +3,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { SpikeDetector } from '../../processors/detect-spikes.js';
 import { detectSpikes, type PartitionedMention } from '../../processors/spikes/detect-spikes-operator.js';
+import { NEON_DAY_RULE } from '../../processors/spikes/spike-rule.js';
 import type { Mention } from '../../schemas/records.generated.js';
 import { mentionOf, TEST_NOW } from './spike-fixtures.js';
 
@@ -40,7 +41,7 @@ const values: Record<string, Mention> = {
 describe('detectSpikes operator (marbles)', () => {
   it('emits STARTED on the frame of the crossing mention, and the update and end when event time closes days', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
+      const detector = new SpikeDetector({ day: NEON_DAY_RULE, hour: null, now: () => TEST_NOW });
       const mentions = cold('0123456-x-y-z----q---r|', values).pipe(map(on(0)));
       const alerts = mentions.pipe(detectSpikes(detector), map(label));
       // Frame 12 (z): 1 + 1 + 3 = 5 > 4. Frame 17 (q, day 10) closes days 7 and 8 at once: day 7 is
@@ -55,7 +56,7 @@ describe('detectSpikes operator (marbles)', () => {
 
   it('does not let arrival time stand in for event time: a slow trickle of the same days alerts the same', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
+      const detector = new SpikeDetector({ day: NEON_DAY_RULE, hour: null, now: () => TEST_NOW });
       const mentions = cold('0 99ms 1 99ms 2 99ms 3 99ms 4 99ms 5 99ms 6 99ms x 9ms y 9ms z|', values).pipe(map(on(0)));
       expectObservable(mentions.pipe(detectSpikes(detector), map(label))).toBe('720ms a|', { a: 'e-ana:STARTED' });
     });
@@ -63,7 +64,7 @@ describe('detectSpikes operator (marbles)', () => {
 
   it('drops a mention later than the allowed lateness and counts a redelivered one once', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
+      const detector = new SpikeDetector({ day: NEON_DAY_RULE, hour: null, now: () => TEST_NOW });
       // Day 5's copy arrives after day 7: day 5 closed at day 7 00:00, so it must not count, and the
       // repeated x, y are redeliveries: the burst is still 1 + 1 + 3, crossing on z as before.
       const mentions = cold('0123456-x-l-y-x-y-z|', values).pipe(map(on(0)));
@@ -71,14 +72,14 @@ describe('detectSpikes operator (marbles)', () => {
         a: 'e-ana:STARTED',
       });
     });
-    const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
+    const detector = new SpikeDetector({ day: NEON_DAY_RULE, hour: null, now: () => TEST_NOW });
     for (const key of ['0', '1', '2', '3', '4', '5', '6', 'x']) detector.offer(values[key]!, 0);
     expect(detector.offer(values.l!, 0).outcome).toBe('late');
   });
 
   it('keeps partitions apart: one partition running ahead does not make another late', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
+      const detector = new SpikeDetector({ day: NEON_DAY_RULE, hour: null, now: () => TEST_NOW });
       // Partition 1 is already on day 11; partition 0's week of history and burst are not late.
       const merged = cold('r-0123456-x-y-z|', values).pipe(
         map((mention) => ({ mention, partition: mention.entity_id === 'e-quiet' ? 1 : 0 })),

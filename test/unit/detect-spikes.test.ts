@@ -1,12 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SpikeDetector, type DetectorOutput } from '../../processors/detect-spikes.js';
-import { DAY_MS, DEFAULT_DAY_RULE, HOUR_MS } from '../../processors/spikes/spike-rule.js';
+import { DAY_MS, HOUR_MS, NEON_DAY_RULE, NEON_HOUR_RULE } from '../../processors/spikes/spike-rule.js';
 import type { EntitySpikeState, Mention, SpikeAlert } from '../../schemas/records.generated.js';
 import { DAY0, mentionOf, mentionsOn, TEST_NOW } from './spike-fixtures.js';
 
 const now = (): number => TEST_NOW;
-const dayOnly = (): SpikeDetector => new SpikeDetector({ hour: null, now });
+/** These tests pin the detector's mechanics (episodes, lateness, restarts) with NEON's rule; the count model has its own tests. */
+const NEON = { day: NEON_DAY_RULE, hour: NEON_HOUR_RULE };
+const dayOnly = (): SpikeDetector => new SpikeDetector({ ...NEON, hour: null, now });
 
 /** Background: one mention a day of `entity` for `days` days, plus a clock-moving filler entity. */
 function steady(entity: string, days: number, perDay = 1): Mention[] {
@@ -108,13 +110,13 @@ describe('SpikeDetector (day rule)', () => {
   });
 
   it('refuses a mention stamped in the future', () => {
-    const detector = new SpikeDetector({ now: () => DAY0 });
+    const detector = new SpikeDetector({ ...NEON, now: () => DAY0 });
     const output = detector.offer(mentionOf('e-gil', 5), 0);
     expect(output).toEqual({ outcome: 'future', alerts: [], changed: [], forgotten: [] });
   });
 
   it('lists the articles of the window, newest first, with their URLs', () => {
-    const detector = new SpikeDetector({ hour: null, now, maxAlertArticles: 3 });
+    const detector = new SpikeDetector({ ...NEON, hour: null, now, maxAlertArticles: 3 });
     run(detector, steady('e-hal', 7));
     const burst = [0, 1, 2, 3].map((i) => mentionOf('e-hal', 7, { hour: 9 + i, article: `burst-${i}` }));
     const alert = alertsOf(run(detector, burst))[0]!;
@@ -140,7 +142,7 @@ describe('SpikeDetector (day rule)', () => {
   });
 
   it('forgets an entity that went quiet for good, with a tombstone', () => {
-    const detector = new SpikeDetector({ hour: null, now, forgetAfterMs: 10 * DAY_MS });
+    const detector = new SpikeDetector({ ...NEON, hour: null, now, forgetAfterMs: 10 * DAY_MS });
     detector.offer(mentionOf('e-ivy', 0), 0);
     const outputs = run(
       detector,
@@ -154,7 +156,7 @@ describe('SpikeDetector (day rule)', () => {
 
 describe('SpikeDetector (hour rule)', () => {
   it('alerts within the hour and leaves day-only times out of the hourly counts', () => {
-    const detector = new SpikeDetector({ now });
+    const detector = new SpikeDetector({ ...NEON, now });
     // A week of one mention every six hours: hourly windows of 0 or 1.
     const background = Array.from({ length: 7 * 4 }, (_, i) =>
       mentionOf('e-jo', Math.floor(i / 4), { hour: (i % 4) * 6 + 1 }),
@@ -171,7 +173,7 @@ describe('SpikeDetector (hour rule)', () => {
       window_end: DAY0 + 7 * DAY_MS + 10 * HOUR_MS,
     });
 
-    const dated = new SpikeDetector({ now });
+    const dated = new SpikeDetector({ ...NEON, now });
     for (const m of Array.from({ length: 10 }, (_, i) => mentionOf('e-kit', 0, { hour: null, article: `d${i}` }))) {
       dated.offer(m, 0);
     }
@@ -218,7 +220,7 @@ describe('SpikeDetector state', () => {
 
     // The stage reads its alerts back from entity.spikes, some mentions behind: any lag gives the same alerts.
     for (let lag = 0; lag <= mentions.length; lag++) {
-      const detector = new SpikeDetector({ hour: null, now, alertsEchoed: true });
+      const detector = new SpikeDetector({ ...NEON, hour: null, now, alertsEchoed: true });
       const inFlight: SpikeAlert[][] = [];
       const sent: SpikeAlert[] = [];
       for (const mention of mentions) {
@@ -289,9 +291,7 @@ describe('SpikeDetector state', () => {
     const detector = dayOnly();
     run(detector, steady('e-oz', 120, 3));
     const snapshot = detector.snapshot('e-oz')!;
-    expect(snapshot.days.length).toBeLessThanOrEqual(
-      DEFAULT_DAY_RULE.baselineBuckets + DEFAULT_DAY_RULE.rollingBuckets + 1,
-    );
+    expect(snapshot.days.length).toBeLessThanOrEqual(NEON_DAY_RULE.baselineBuckets + NEON_DAY_RULE.rollingBuckets + 1);
     expect(snapshot.recent_chunks.length).toBeLessThanOrEqual(3 * 3);
     expect(snapshot.recent_articles.length).toBeLessThanOrEqual(3 * 6);
   });

@@ -29,6 +29,9 @@ function alert(entity: string, state: SpikeAlert['state'], day: number, extra: P
     baseline_buckets: 5,
     counts: [],
     first_interactions: [],
+    method: 'neon',
+    significance: 2,
+    articles: 3,
     ...extra,
   };
 }

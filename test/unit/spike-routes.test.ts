@@ -30,6 +30,9 @@ function alert(entity: string, state: SpikeAlert['state'], day: number): SpikeAl
     baseline_buckets: 3,
     counts: [{ bucket_start: DAY0 + day * DAY_MS, count: 6 }],
     first_interactions: [],
+    method: 'neon',
+    significance: 2,
+    articles: 3,
   };
 }
 

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { SpikeDetector } from '../../processors/detect-spikes.js';
+import {
+  logNegativeBinomialTail,
+  NewcomerTail,
+  surpriseOf,
+  type SurpriseParameters,
+} from '../../processors/spikes/count-model.js';
+import { DAY_MS, DEFAULT_DAY_RULE } from '../../processors/spikes/spike-rule.js';
+import type { Mention, SpikeAlert } from '../../schemas/records.generated.js';
+import { DAY0, mentionOf, TEST_NOW } from './spike-fixtures.js';
+
+/** P(Y ≥ y) of a negative binomial by summing its probabilities: the reference for the beta route. */
+function tailBySum(y: number, mean: number, shape: number): number {
+  const p = shape / (shape + mean);
+  let pmf = Math.pow(p, shape);
+  let below = 0;
+  for (let k = 0; k < y; k++) {
+    below += pmf;
+    pmf *= ((k + shape) / (k + 1)) * (1 - p);
+  }
+  return 1 - below;
+}
+
+describe('count model arithmetic', () => {
+  it('gives the negative binomial tail of a direct sum, and far tails a direct sum cannot reach', () => {
+    for (const [y, mean, shape] of [
+      [3, 0.5, 1],
+      [15, 5, 10],
+      [15, 5, 1000],
+      [2, 0.1, 0.5],
+      [40, 3, 4],
+    ] as const) {
+      expect(Math.exp(logNegativeBinomialTail(y, mean, shape))).toBeCloseTo(tailBySum(y, mean, shape), 9);
+    }
+    // 1 − (sum of the body) is 0 in doubles here; the log route still ranks it.
+    expect(logNegativeBinomialTail(100, 10, 50) / Math.LN10).toBeLessThan(-30);
+  });
+
+  it('learns how new names start in the feed, with a default tail beyond what it saw', () => {
+    const few = new NewcomerTail();
+    expect(few.survival(3)).toBeCloseTo(1 / 9, 6);
+    const seen = new NewcomerTail([
+      ...Array.from({ length: 900 }, () => ({ count: 1, volume: 50 })),
+      ...Array.from({ length: 100 }, () => ({ count: 3, volume: 50 })),
+    ]);
+    // A tenth of the new names reached 3: a new name with 3 is ordinary in this feed.
+    expect(seen.survival(3)).toBeCloseTo((100 + 10 / 9) / 1010, 6);
+    expect(seen.survival(20)).toBeLessThan(1e-3);
+    expect(seen.meanVolume).toBe(50);
+  });
+
+  it('ranks a known entity whose coverage triples above a new name that appears three times', () => {
+    // A feed where a tenth of new names reach three articles on their first day (lists of companies).
+    const newcomers = new NewcomerTail([
+      ...Array.from({ length: 900 }, () => ({ count: 1, volume: 500 })),
+      ...Array.from({ length: 100 }, () => ({ count: 3, volume: 500 })),
+    ]);
+    const parameters: SurpriseParameters = { overdispersion: 0.2, historyHalfWeight: 5 };
+    const day = { exposure: 500, historyExposure: 28 * 500, bucketVolume: 500, windowBuckets: 1 };
+    const known = surpriseOf({ ...day, observed: 12, historyCount: 4 * 28 }, newcomers, parameters);
+    const fresh = surpriseOf({ ...day, observed: 3, historyCount: 0 }, newcomers, parameters);
+    expect(known.expected).toBeCloseTo(4, 0);
+    expect(known.significance).toBeGreaterThan(fresh.significance + 0.5);
+    expect(fresh.significance).toBeLessThan(1.1);
+    // A new name with many articles at once is news all the same.
+    expect(surpriseOf({ ...day, observed: 25, historyCount: 0 }, newcomers, parameters).significance).toBeGreaterThan(
+      known.significance,
+    );
+  });
+
+  it('reads counts against the volume: a day when the whole feed doubles is no spike for a steady entity', () => {
+    const newcomers = new NewcomerTail();
+    const parameters: SurpriseParameters = { overdispersion: 0.2, historyHalfWeight: 5 };
+    const history = { historyCount: 5 * 28, historyExposure: 28 * 200, bucketVolume: 200, windowBuckets: 1 };
+    const doubled = surpriseOf({ ...history, observed: 10, exposure: 400 }, newcomers, parameters);
+    const sameVolume = surpriseOf({ ...history, observed: 10, exposure: 200 }, newcomers, parameters);
+    expect(doubled.expected).toBeCloseTo(10, 0);
+    expect(doubled.significance).toBeLessThan(0.5);
+    expect(sameVolume.significance).toBeGreaterThan(doubled.significance + 0.5);
+  });
+});
+
+/** A feed of `names` background entities, each in `perDay` articles a day (articles of their own). */
+function background(days: number[], names: number, perDay: number): Mention[] {
+  return days.flatMap((day) =>
+    Array.from({ length: names }, (_, n) =>
+      Array.from({ length: perDay }, (__, i) => mentionOf(`e-bg-${n}`, day, { hour: 6 + (i % 12) })),
+    ).flat(),
+  );
+}
+
+function run(detector: SpikeDetector, mentions: Mention[]): SpikeAlert[] {
+  return mentions.sort((a, b) => a.t - b.t).flatMap((m) => detector.offer(m, 0).alerts);
+}
+
+describe('SpikeDetector with the count model (the default)', () => {
+  const days = Array.from({ length: 30 }, (_, d) => d);
+
+  it('alerts on a known entity whose coverage triples, not on new names with three mentions', () => {
+    const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
+    const feed = [
+      ...background(days, 20, 2),
+      // New names every day, most once, a tenth three times (a list of companies, say).
+      ...days.flatMap((d) =>
+        Array.from({ length: 20 }, (_, n) =>
+          Array.from({ length: n < 2 ? 3 : 1 }, () => mentionOf(`e-new-${d}-${n}`, d, { hour: 9 })),
+        ).flat(),
+      ),
+      ...days.slice(0, 29).flatMap((d) => Array.from({ length: 4 }, () => mentionOf('e-known', d, { hour: 10 }))),
+      ...Array.from({ length: 12 }, () => mentionOf('e-known', 29, { hour: 10 })),
+      // Event time moves on: day 29 closes, and its final counts are judged.
+      mentionOf('e-clock', 31, { hour: 1 }),
+    ];
+    const alerts = run(detector, feed);
+    const started = (id: string): SpikeAlert[] => alerts.filter((a) => a.entity_id === id && a.state === 'STARTED');
+    const known = started('e-known');
+    expect(known).toHaveLength(1);
+    expect(known[0]).toMatchObject({ method: 'surprise', window_start: DAY0 + 29 * DAY_MS });
+    const peakKnown = Math.max(
+      ...alerts.filter((a) => a.entity_id === 'e-known' && a.state !== 'ENDED').map((a) => a.significance),
+    );
+    const newNames = alerts.filter((a) => a.entity_id.startsWith('e-new-29-'));
+    for (const a of newNames) expect(a.significance).toBeLessThan(peakKnown);
+    // Counts, expectation and evidence travel with the alert.
+    expect(known[0]!.articles).toBeGreaterThanOrEqual(DEFAULT_DAY_RULE.minArticles);
+    expect(known[0]!.baseline_mean).toBeGreaterThan(2);
+    expect(known[0]!.threshold).toBeLessThanOrEqual(known[0]!.observed);
+  });
+
+  it('counts an article once however many of its chunks mention the entity', () => {
+    const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
+    run(detector, background(days.slice(0, 10), 5, 1));
+    const chunks = Array.from({ length: 6 }, (_, i) =>
+      mentionOf('e-long-read', 10, { article: 'art-long', chunk: `art-long:v1:${i}` }),
+    );
+    run(detector, chunks);
+    const snapshot = detector.snapshot('e-long-read')!;
+    expect(snapshot.days).toEqual([{ bucket_start: DAY0 + 10 * DAY_MS, count: 6 }]);
+    expect(snapshot.article_days).toEqual([{ bucket_start: DAY0 + 10 * DAY_MS, count: 1 }]);
+  });
+
+  it('restores article counts and the feed volume from its changelog', () => {
+    const feed = [...background(days.slice(0, 12), 10, 2), ...Array.from({ length: 9 }, () => mentionOf('e-x', 12))];
+    const first = new SpikeDetector({ hour: null, now: () => TEST_NOW });
+    const alerts = run(first, feed);
+    expect(alerts.some((a) => a.entity_id === 'e-x' && a.state === 'STARTED')).toBe(true);
+    const restored = new SpikeDetector({ hour: null, now: () => TEST_NOW });
+    for (const id of ['e-x', ...Array.from({ length: 10 }, (_, n) => `e-bg-${n}`)])
+      restored.restore(first.snapshot(id)!);
+    // What was sent is learnt from the alert topic, as the stage does.
+    for (const alert of alerts) restored.noteSentAlert(alert);
+    expect(restored.snapshot('e-x')).toEqual(first.snapshot('e-x'));
+    // The same next mentions are judged the same way by both: counts, volume and newcomers agree.
+    const next = [mentionOf('e-x', 12, { hour: 20 }), mentionOf('e-bg-1', 14), mentionOf('e-y', 14)];
+    expect(next.map((m) => restored.offer(m, 0))).toEqual(next.map((m) => first.offer(m, 0)));
+  });
+});
