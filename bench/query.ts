@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- query [--sizes 10000,100000,1000000] [--queries 200] [--k 10] [--merge-finished] [--hot-threads]`:
+ * `npm run bench -- query [--sizes 10000,100000,1000000] [--queries 200] [--k 10] [--merge-finished]
+ * [--settle-minutes 20] [--hot-threads]`:
  * retrieval latency per strategy on real Elasticsearch, with hybrid (BM25 + kNN) fusion as the
  * product runs it, next to the raw Elasticsearch kNN + date filter on the same index in the same
  * run (the ceiling) and the raw BM25 query alone.
@@ -16,19 +17,22 @@
  * Latencies are wall-clock per request, one request at a time; every contender is asked each query,
  * interleaved query by query in rotating order.
  *
- * Once filled, Elasticsearch's own background merges are let finish (a query racing a merge for the
- * two cores measures the merge). With `--merge-finished`, every month but the newest is then merged
+ * Once filled, Elasticsearch's own background merges are let finish, for at most `--settle-minutes`
+ * (a query racing a merge for the two cores measures the merge). With `--merge-finished`, every month but the newest is then merged
  * into one segment, as the product's maintenance does once a month is over and quiet
  * (streams/month-compactor.ts); rebuilding one month's HNSW graph (~83k vectors at 1M) took a
  * quarter of an hour here, so it is not the default.
  *
  * Contenders: the raw kNN, the raw BM25 (`multi_match` `most_fields` over the product's lexical
- * fields and weights, same filter), each of `temporal`, `generic`, `tempralm` and `multihop`
+ * fields and weights, same filter) with two diagnostics of it (no total hit count; the question's
+ * content words only), both in one request, each of `temporal`, `generic`, `tempralm` and `multihop`
  * (generic with `hops=2`) with the default fusion (rrf) and with `fusion: 'dense'` (the kNN alone,
  * as before hybrid retrieval), and `recency` (generic, recency on: over-retrieves 50 and ranks the
- * latest matching report first). The product's contenders also report where their time went: the
+ * latest matching report first), and `…+no-total`: the strategies held to the targets with the
+ * lexical search asked without a total hit count (`withoutTotalHitCount`). The product's contenders also report where their time went: the
  * retriever's own steps (`timings_ms`) and each kNN and BM25 call the datastore made. After timing,
- * the slowest raw BM25 and raw kNN queries are run again with Elasticsearch's `profile`.
+ * the slowest raw BM25 and raw kNN queries are run again with Elasticsearch's `profile`; with
+ * `--hot-threads`, Elasticsearch's hot threads are sampled halfway through the timed queries.
  *
  * Writes `bench/results/query.json`: `{"runs": [{n, contender, fusion, p50_ms, p95_ms, p99_ms,
  * raw_p95_ms, ratio, ...}], "sizes": [...]}`.
@@ -197,7 +201,8 @@ class TimedDatastore extends ElasticsearchDatastore {
  * The client with one change to the product's lexical search (a `multi_match` without `knn`): no
  * count of total hits (`track_total_hits: false`), which the retriever never reads. Counting the
  * first 10,000 matches (Elasticsearch's default) scores them all before Lucene may skip blocks that
- * cannot reach the top k; the top k themselves are the same. The retriever is otherwise unchanged.
+ * cannot reach the top k, so leaving it out might save work; the top k are the same. The retriever
+ * is otherwise unchanged.
  */
 function withoutTotalHitCount(client: Client): Client {
   const search = (params: estypes.SearchRequest, options?: object): Promise<unknown> => {
@@ -346,8 +351,8 @@ try {
         close: () => Promise.resolve(),
       };
       const retriever = new Retriever({ datastore, embedder, linker });
-      const proposedDatastore = new TimedDatastore({ es: withoutTotalHitCount(es), prefix });
-      const proposedRetriever = new Retriever({ datastore: proposedDatastore, embedder, linker });
+      const noTotalDatastore = new TimedDatastore({ es: withoutTotalHitCount(es), prefix });
+      const noTotalRetriever = new Retriever({ datastore: noTotalDatastore, embedder, linker });
       // Questions without time words: a window or recency the words set would give some contenders
       // a narrower scope than the raw queries (recency is its own contender, asked explicitly).
       let timeWorded = 0;
@@ -398,7 +403,7 @@ try {
             filter: [{ range: { published_at: { lte: q.tq } } }],
           },
         },
-        // Counting every hit up to 10,000 (the default) keeps Lucene from skipping low-scoring blocks.
+        // Counting every hit up to 10,000 (the default) delays Lucene's skipping of low-scoring blocks.
         ...(variant === 'no-total' ? { track_total_hits: false } : {}),
         size: K,
         _source: ['id', 'text', 'published_at'],
@@ -441,7 +446,7 @@ try {
           })),
         ),
         { name: 'recency', strategy: 'generic' as const, fusion: 'rrf' as const, recency: true, noTotal: false },
-        // The proposed lexical search (see `withoutTotalHitCount`), on the strategies held to the targets.
+        // The lexical search without a total hit count (see `withoutTotalHitCount`), on the strategies held to the targets.
         ...(['temporal', 'generic', 'tempralm'] as const).map((strategy) => ({
           name: `${strategy}+no-total`,
           strategy,
@@ -487,9 +492,9 @@ try {
         }
         const contender = product.find((p) => p.name === name)!;
         current = q.vector;
-        const store = contender.noTotal ? proposedDatastore : datastore;
+        const store = contender.noTotal ? noTotalDatastore : datastore;
         store.calls = [];
-        const result = await (contender.noTotal ? proposedRetriever : retriever).search(request(contender, q));
+        const result = await (contender.noTotal ? noTotalRetriever : retriever).search(request(contender, q));
         if (!record) return;
         const mine = steps.get(name) ?? new Map<string, number[]>();
         steps.set(name, mine);
