@@ -14,7 +14,7 @@ import {
 } from '../processors/query/rank-candidates.js';
 import { reformulate, type EntityLinker, type LinkedEntity } from '../processors/query/reformulate-query.js';
 import type { SearchRequest, Store } from '../processors/query/search-request.js';
-import { DEFAULT_FUSION } from '../processors/query/search-request.js';
+import { DEFAULT_FUSION, DEFAULT_LEXICAL_WORDS } from '../processors/query/search-request.js';
 import {
   applyTimeIntent,
   understandQuestionTime,
@@ -250,6 +250,7 @@ export class Retriever {
     const { text, embedded, lexical, entities } = await time('reformulate', () =>
       reformulate(request.q, request.tq, this.options.linker, {
         ...(request.dateInText ? { dateInText: true } : {}),
+        lexicalWords: request.lexicalWords ?? DEFAULT_LEXICAL_WORDS,
         ...(request.topic === undefined ? {} : { topic: request.topic }),
       }),
     );

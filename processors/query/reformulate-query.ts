@@ -1,8 +1,10 @@
 /**
  * NEON §2.3 step 2: q′ = REFORM(t_q, q) — the query with its entities disambiguated to their
- * canonical names and the query date written out in words ("Doja Cat news, August 31, 2023"), so
- * that the dense retriever sees the time the question is about.
+ * canonical names and the query date written out in words ("Doja Cat news, August 31, 2023"), as
+ * shown to people; and what the two retrievers search for: the embedded text (without the date
+ * unless asked: time enters the ranking instead) and the words of lexical search.
  */
+import { contentWords } from './question-terms.js';
 
 export interface LinkableEntity {
   id: string;
@@ -124,6 +126,12 @@ export interface ReformulateOptions {
    * happens to name that week or month.
    */
   topic?: string;
+  /**
+   * What lexical search looks for: every word of the topic (`all`), or its content words only
+   * (`content`: without function, question and time words, whose long posting lists cost BM25 time
+   * and say nothing about the subject).
+   */
+  lexicalWords?: 'all' | 'content';
 }
 
 export function reformulate(
@@ -148,7 +156,9 @@ export function reformulate(
   return {
     text: `${text}, ${spellDate(tq)}`,
     embedded: options.dateInText ? `${topic}, ${spellDate(tq)}` : topic,
-    lexical: [topic, ...aliases].join(' '),
+    lexical: [options.lexicalWords === 'content' ? contentWords(topic).join(' ') || topic : topic, ...aliases].join(
+      ' ',
+    ),
     entities,
   };
 }

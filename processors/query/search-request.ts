@@ -26,6 +26,8 @@ export const MAX_HOPS = 2;
 export const DEFAULT_STRATEGY: Strategy = 'tempralm';
 export const DEFAULT_STORE: Store = 'interactions';
 export const DEFAULT_FUSION: FusionMode = 'rrf';
+/** What lexical search looks for (see `ReformulateOptions.lexicalWords`). */
+export const DEFAULT_LEXICAL_WORDS: 'all' | 'content' = 'all';
 /** TempRALM's α: the weight of recency against relevance. */
 export const DEFAULT_ALPHA = 1;
 
@@ -98,6 +100,8 @@ export interface SearchRequest {
   fusion?: FusionMode;
   /** `weighted` fusion: the lexical share (absent: the default weight). */
   lexicalWeight?: number;
+  /** What lexical search looks for: all the question's words or its content words (absent: the default). */
+  lexicalWords?: 'all' | 'content';
   /** Write the query date into the embedded query text (NEON's q′); absent means no. */
   dateInText?: boolean;
   /** The question without its time words, when they were understood: what is searched for. */
