@@ -27,6 +27,8 @@ export interface ScoredItem {
 export const MRR_DEPTH = 10;
 
 export interface QuestionScore {
+  /** The retrieval failed even after retries (a timeout on a loaded machine): left out of every figure. */
+  failed?: true;
   /** 1-based rank of the first item from a gold article; 0 when none; undefined without gold articles. */
   goldRank?: number;
   /** 1-based rank of the first item containing the correct choice; 0 when none; undefined when not answerable. */
@@ -100,7 +102,12 @@ function proportion(hits: number, n: number): Figure {
  * Per-question values of each figure over the questions it applies to (binary 0/1 except the
  * reciprocal rank), in question order, so that two configurations can be compared pairwise.
  */
-export function figureValues(scores: readonly QuestionScore[], k: number): Record<string, (number | undefined)[]> {
+export function figureValues(all: readonly QuestionScore[], k: number): Record<string, (number | undefined)[]> {
+  // A failed question keeps its place (pairs stay aligned) but has no value in any figure.
+  const scores = all.map((s) =>
+    s.failed ? { ...s, goldRank: undefined, answerRank: undefined, answerInAnswer: undefined } : s,
+  );
+  const counted = (i: number, value: number) => (all[i]!.failed ? undefined : value);
   const hit = (rank: number | undefined, depth: number) =>
     rank === undefined ? undefined : rank >= 1 && rank <= depth ? 1 : 0;
   const values: Record<string, (number | undefined)[]> = {
@@ -111,10 +118,10 @@ export function figureValues(scores: readonly QuestionScore[], k: number): Recor
       s.answerRank === undefined ? undefined : s.answerRank >= 1 && s.answerRank <= MRR_DEPTH ? 1 / s.answerRank : 0,
     ),
     answer_in_answer: scores.map((s) => (s.answerInAnswer === undefined ? undefined : s.answerInAnswer ? 1 : 0)),
-    mc_accuracy: scores.map((s) => (s.mcCorrect.most_common ? 1 : 0)),
+    mc_accuracy: scores.map((s, i) => counted(i, s.mcCorrect.most_common ? 1 : 0)),
   };
   for (const r of ANSWER_RERANKERS) {
-    if (r !== 'most_common') values[`mc_accuracy_${r}`] = scores.map((s) => (s.mcCorrect[r] ? 1 : 0));
+    if (r !== 'most_common') values[`mc_accuracy_${r}`] = scores.map((s, i) => counted(i, s.mcCorrect[r] ? 1 : 0));
   }
   return values;
 }

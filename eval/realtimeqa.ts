@@ -44,6 +44,7 @@ import { chatModelFromEnv } from '../processors/extract/openai-chat-model.js';
 import { ANSWER_RERANKERS } from '../processors/query/rerank-answers.js';
 import { STORES, type Store } from '../processors/query/search-request.js';
 import { answerQuestion } from '../service/answer-question.js';
+import { DatastoreUnavailable, RetrievalTimeout } from '../service/retrieve.js';
 import { scoreQuestion, summarise, figureValues, MRR_DEPTH, type QuestionScore } from './answer-scores.js';
 import { CachedEmbedder } from './cached-embedder.js';
 import { devDataPath, missingDevDataMessage } from './dev-data.js';
@@ -112,6 +113,31 @@ async function mapAtMost<T, R>(items: readonly T[], atOnce: number, run: (item: 
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
+/** A question whose retrieval kept failing: counted apart, in no figure. */
+const failedScore: QuestionScore = {
+  failed: true,
+  retrieved: 0,
+  leaked: 0,
+  mcCorrect: Object.fromEntries(ANSWER_RERANKERS.map((r) => [r, false])) as QuestionScore['mcCorrect'],
+};
+
+/**
+ * A retrieval that times out or finds the datastore away is tried again (a loaded machine can hold
+ * one search past its 5 s); after three tries the question is counted as failed rather than ending
+ * an hour-long run. Other errors are bugs and end it.
+ */
+async function answerWithRetries<T>(run: () => Promise<T>): Promise<T | undefined> {
+  for (let attempt = 1; attempt <= 3; attempt += 1) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof RetrievalTimeout || error instanceof DatastoreUnavailable)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000 * attempt));
+    }
+  }
+  return undefined;
+}
+
 async function main(): Promise<void> {
   const base = devDataPath(DATASET);
   if (base === undefined) {
@@ -129,6 +155,7 @@ async function main(): Promise<void> {
   const scores = new Map<string, QuestionScore[]>();
   const askSeconds: Record<string, number> = {};
   const fallbacks: Record<string, number> = {};
+  const failures: Record<string, number> = {};
   let output: Record<string, unknown>;
   try {
     const asked = set.evaluated.map((question) => ({ question, tq: questionTime(question.question_date) }));
@@ -140,11 +167,16 @@ async function main(): Promise<void> {
         const key = `${name}/${store}`;
         const started = performance.now();
         let fellBack = 0;
+        let failed = 0;
         scores.set(
           key,
           await mapAtMost(asked, QUESTIONS_AT_ONCE, async ({ question, tq }) => {
             const request = requestFor(configuration, { q: question.question_sentence, tq }, DEPTH, store);
-            const result = await answerQuestion(index.retriever, request, answerChat);
+            const result = await answerWithRetries(() => answerQuestion(index.retriever, request, answerChat));
+            if (result === undefined) {
+              failed += 1;
+              return failedScore;
+            }
             if (result.fallback !== undefined) fellBack += 1;
             return scoreQuestion({
               question,
@@ -164,6 +196,7 @@ async function main(): Promise<void> {
         );
         askSeconds[key] = Math.round((performance.now() - started) / 100) / 10;
         if (fellBack > 0) fallbacks[key] = fellBack;
+        if (failed > 0) failures[key] = failed;
         console.error(`  ${key}: ${askSeconds[key]} s`);
       }
     }
@@ -236,6 +269,7 @@ async function main(): Promise<void> {
       extraction: index.facts.extraction,
       answers: answerChat ? answerChat.model : 'extractive',
       ...(Object.keys(fallbacks).length > 0 ? { answers_fell_back_to_extractive: fallbacks } : {}),
+      ...(Object.keys(failures).length > 0 ? { questions_failed_after_retries: failures } : {}),
       articles: index.facts.articles,
       refused_by_intake: index.facts.refused,
       unique_chunks: index.facts.chunks,

@@ -107,3 +107,14 @@ describe('figures', () => {
     expect(figures.leakage).toMatchObject({ value: 0, n: 50 });
   });
 });
+
+describe('failed questions', () => {
+  it('keep their place for pairing but count in no figure', () => {
+    const ok = scoreQuestion({ question, tq: TQ, items: [item('Madrid')], answer: 'Madrid', k: 5, answerable: true });
+    const failed = { ...ok, failed: true as const, retrieved: 0, leaked: 0 };
+    const values = figureValues([ok, failed], 5);
+    expect(values['answer_recall@5']).toEqual([1, undefined]);
+    expect(values.mc_accuracy).toEqual([1, undefined]);
+    expect(summarise([ok, failed], 5)['answer_recall@5']).toMatchObject({ value: 1, n: 1 });
+  });
+});
