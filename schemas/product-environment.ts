@@ -105,6 +105,9 @@ export const PRODUCT_ENVIRONMENT: readonly EnvironmentVariable[] = [
   deployment('NEON_EXTRACT_M2_LINGER_MS', 'M2: how long a batch waits to fill'),
   // Spike detection and alerts.
   deployment('NEON_SPIKE_RULES', 'day, hour or both'),
+  deployment('NEON_SPIKE_BUDGET_DAY', 'new spike stories delivered per day (default 10)'),
+  deployment('NEON_SPIKE_BUDGET_HOUR', 'new stories of hourly alerts delivered per hour (default 3)'),
+  deployment('NEON_SPIKE_BUDGET_SIGNIFICANCE', 'significance a story needs to be delivered or listed (default 0.5)'),
   deployment('NEON_SPIKE_METHOD', 'surprise (the count model, default) or neon (NEON’s rolling-sum rule)'),
   ...spikeRuleVariables,
   deployment('NEON_WEBHOOK_URLS', 'where spike alerts are POSTed (URLs may carry tokens)', true),

@@ -347,9 +347,21 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { 200: ok({ type: 'object' }), 404: { description: 'no such spike' } },
         },
       },
+      '/v1/spikes/digest': {
+        get: {
+          summary: "A day's spike stories ranked by significance and volume, within the alert budget",
+          parameters: [
+            { name: 'date', in: 'query', schema: { type: 'string', format: 'date' } },
+            { name: 'all', in: 'query', schema: { type: 'string', enum: ['true', 'false'] } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+          ],
+          responses: { 200: ok({ type: 'object' }), ...errors },
+        },
+      },
       '/v1/spikes/stream': {
         get: {
-          summary: 'Server-sent events: one "spike" event per new alert state; resume with Last-Event-ID',
+          summary:
+            'Server-sent events: one "spike" event per new alert state, a "story" event per story delivered within the budget; resume with Last-Event-ID',
           responses: { 200: { description: 'text/event-stream' } },
         },
       },

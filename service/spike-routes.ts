@@ -3,8 +3,13 @@
  * - `GET /v1/spikes?state=open|ended|all&entity=<id>&granularity=day|hour&since=<ISO>&limit=<n>` —
  *   episodes, open ones first, each with its latest state and drill-down;
  * - `GET /v1/spikes/:id` — one episode with every state it went through;
- * - `GET /v1/spikes/stream` — server-sent events: one `spike` event per new alert state, with the
- *   event id a client sends back as `Last-Event-ID` to resume without gaps (recent events are kept).
+ * - `GET /v1/spikes/digest?date=YYYY-MM-DD&all=true&limit=<n>` — a day's stories, ranked by
+ *   significance and volume, within the alert budget (the rest under `more`, all of them with
+ *   `all=true`), and the stories of earlier days still developing; without a date, the latest day
+ *   that has stories;
+ * - `GET /v1/spikes/stream` — server-sent events: one `spike` event per new alert state, and a
+ *   `story` event when a story is delivered within the budget, with the event id a client sends
+ *   back as `Last-Event-ID` to resume without gaps (recent events are kept).
  *
  * When API keys are configured every route wants `Authorization: Bearer <key>`; the stream also takes
  * `?access_token=<key>`, since a browser's EventSource cannot set headers.
@@ -12,6 +17,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SpikeEpisode, SpikeEvent } from '../processors/spikes/spike-book.js';
+import { digestJson, storyJson } from '../processors/spikes/digest-view.js';
 import type { SpikeAlert } from '../schemas/records.generated.js';
 import type { SpikeFeed } from '../streams/spike-feed.js';
 import { guardScope, sendApiError as sendError, type ApiAccess } from './api-access.js';
@@ -33,6 +39,14 @@ const listQuery = z
     granularity: z.enum(['day', 'hour']).optional(),
     since: z.iso.datetime({ offset: true }).optional(),
     limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(100),
+  })
+  .strict();
+
+const digestQuery = z
+  .object({
+    date: z.iso.date().optional(),
+    all: z.enum(['true', 'false']).default('false'),
+    limit: z.coerce.number().int().min(1).max(MAX_LIMIT).optional(),
   })
   .strict();
 
@@ -100,6 +114,21 @@ export function registerSpikeRoutes(app: FastifyInstance, options: SpikeRoutesOp
       return reply.send({ spikes: episodes.map((e) => episodeJson(e)) });
     });
 
+    scope.get('/v1/spikes/digest', async (request, reply) => {
+      const parsed = digestQuery.safeParse(request.query);
+      if (!parsed.success) {
+        const message = parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ');
+        return sendError(reply, 400, 'invalid_query', message);
+      }
+      const q = parsed.data;
+      const day = q.date === undefined ? (feed.desk.days()[0] ?? Date.now()) : Date.parse(`${q.date}T00:00:00Z`);
+      const digest = feed.desk.digest(day, {
+        all: q.all === 'true',
+        ...(q.limit === undefined ? {} : { limit: q.limit }),
+      });
+      return reply.send(digestJson(digest));
+    });
+
     scope.get('/v1/spikes/stream', (request, reply) => {
       const lastEventId = Number(request.headers['last-event-id'] ?? NaN);
       reply.hijack();
@@ -121,6 +150,10 @@ export function registerSpikeRoutes(app: FastifyInstance, options: SpikeRoutesOp
       const send = (event: SpikeEvent): void => {
         if (closed) return;
         res.write(`id: ${event.seq}\nevent: spike\ndata: ${JSON.stringify(alertJson(event.alert))}\n\n`);
+        if (event.delivered && event.story) {
+          const rank = feed.desk.storiesOn(event.story.day).indexOf(event.story) + 1;
+          res.write(`event: story\ndata: ${JSON.stringify(storyJson(event.story, rank))}\n\n`);
+        }
         // A client that does not read is cut off, not buffered for without bound.
         if (res.writableLength > maxBuffered) close();
       };

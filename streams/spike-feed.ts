@@ -1,4 +1,6 @@
+import { AlertDesk, type AlertBudget } from '../processors/spikes/alert-desk.js';
 import { SpikeBook, type SpikeEvent } from '../processors/spikes/spike-book.js';
+import { alertBudgetFromEnv } from '../processors/spikes/spike-config.js';
 import { SpikeTargets, type SpikeTargetOptions } from '../processors/spikes/spike-targets.js';
 import type { SpikeAlert } from '../schemas/records.generated.js';
 import { stageDecoder } from './record-codec.js';
@@ -12,6 +14,8 @@ export interface SpikeFeed {
   readonly book: SpikeBook;
   /** Spiking entities as extraction targets. */
   readonly targets: SpikeTargets;
+  /** Stories, ranking, budget and digests over every alert. */
+  readonly desk: AlertDesk;
   /** Resolves once every alert on the topic at start has been read. */
   readonly caughtUp: Promise<void>;
   /** Called with every new alert state from now on (never with history); returns an unsubscribe. */
@@ -30,16 +34,22 @@ export interface SpikeFeed {
 export class SpikeHub {
   readonly book = new SpikeBook();
   readonly targets: SpikeTargets;
+  readonly desk: AlertDesk;
   private readonly listeners = new Set<(event: SpikeEvent) => void>();
 
-  constructor(targets: Partial<SpikeTargetOptions> = {}) {
+  constructor(targets: Partial<SpikeTargetOptions> = {}, budget: Partial<AlertBudget> = budgetFromEnv()) {
     this.targets = new SpikeTargets(targets);
+    this.desk = new AlertDesk({ budget });
   }
 
   apply(alert: SpikeAlert): void {
     this.targets.apply(alert);
     const event = this.book.apply(alert);
     if (event === undefined) return;
+    // Only a state seen for the first time reaches the desk: a redelivered one changes nothing.
+    const filed = this.desk.apply(alert);
+    event.story = filed.story;
+    event.delivered = filed.delivered;
     for (const listener of this.listeners) {
       try {
         listener(event);
@@ -53,6 +63,12 @@ export class SpikeHub {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+}
+
+/** The budget of NEON_SPIKE_BUDGET_*; the defaults when unset (a bad value is reported by the configuration check). */
+function budgetFromEnv(): Partial<AlertBudget> {
+  const parsed = alertBudgetFromEnv(process.env);
+  return parsed.ok ? parsed.budget : {};
 }
 
 export async function followSpikes(
@@ -85,6 +101,7 @@ export async function followSpikes(
   return {
     book: hub.book,
     targets: hub.targets,
+    desk: hub.desk,
     caughtUp: tail.caughtUp,
     subscribe: (listener) => hub.subscribe(listener),
     done: tail.done,
@@ -99,6 +116,7 @@ export function hubFeed(hub: SpikeHub): SpikeFeed {
   return {
     book: hub.book,
     targets: hub.targets,
+    desk: hub.desk,
     caughtUp: Promise.resolve(),
     subscribe: (listener) => hub.subscribe(listener),
     done,

@@ -12,16 +12,17 @@ export interface GroupLag {
 
 /**
  * A stage's lag from the transport's own records: the end of each input partition minus the
- * group's committed position (the whole partition where it committed nothing).
+ * group's committed position (the whole partition where it committed nothing). The committed
+ * positions are read before the ends, and a partition's lag is never below 0: read the other way
+ * round, or at once, a stage catching up commits past the end read a moment before, and the
+ * difference came out negative.
  */
 export async function stageLag(transport: Transport, stage: StageDescriptor): Promise<GroupLag> {
   const topics: GroupLag['topics'] = [];
   let everCommitted = false;
   for (const topic of stage.reads) {
-    const [ends, committed] = await Promise.all([
-      transport.endOffsets(topic),
-      transport.committedOffsets(stage.group, topic),
-    ]);
+    const committed = await transport.committedOffsets(stage.group, topic);
+    const ends = await transport.endOffsets(topic);
     let lag = 0;
     let end = 0;
     let position: number | null = null;
@@ -32,7 +33,8 @@ export async function stageLag(transport: Transport, stage: StageDescriptor): Pr
         position = (position ?? 0) + Number(at);
       }
       end += Number(partitionEnd);
-      lag += Number(partitionEnd - (at ?? 0n));
+      const behind = partitionEnd - (at ?? 0n);
+      lag += behind > 0n ? Number(behind) : 0;
     });
     topics.push({ topic, lag, end, committed: position });
   }

@@ -2,7 +2,7 @@ import { embedderConfigFromEnv, type EmbedderConfig } from '../../processors/emb
 import { extractConfigFromEnv, type ExtractConfig } from '../../processors/extract/extract-config.js';
 import { llmConfigFromEnv, type LlmSetting } from '../../processors/extract/llm-config.js';
 import { webhookEnvSchema, type WebhookEndpoint } from '../../processors/spikes/deliver-webhook.js';
-import { spikeConfigFromEnv, type SpikeConfig } from '../../processors/spikes/spike-config.js';
+import { alertBudgetFromEnv, spikeConfigFromEnv, type SpikeConfig } from '../../processors/spikes/spike-config.js';
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '../../schemas/local-infra-config.js';
 import { TOPIC_PREFIX_PATTERN } from '../../streams/topics.js';
@@ -63,6 +63,8 @@ export function loadProductConfig(env: Readonly<Record<string, string | undefine
   if (!extract.ok) problems.push(...extract.problems);
   const spikes = spikeConfigFromEnv({ ...env });
   if (!spikes.ok) problems.push(...spikes.problems);
+  const budget = alertBudgetFromEnv({ ...env });
+  if (!budget.ok) problems.push(...budget.problems);
   const topicPrefix = env.NEON_TOPIC_PREFIX ?? '';
   if (!TOPIC_PREFIX_PATTERN.test(topicPrefix)) {
     problems.push(`NEON_TOPIC_PREFIX: letters, digits, '.', '_' and '-' only, at most 100 (got "${topicPrefix}")`);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
 import type { SpikeEpisode } from '../../processors/spikes/spike-book.js';
+import { digestJson, digestLines, type DigestJson } from '../../processors/spikes/digest-view.js';
 import { episodeJson, alertJson } from '../../service/spike-routes.js';
 import { followSpikes } from '../../streams/spike-feed.js';
 import { untilSignalled } from '../../streams/stop-on-signals.js';
@@ -26,7 +27,9 @@ function line(e: SpikeEpisode): string {
 
 /**
  * `neon spikes` — current and past spike episodes from `entity.spikes` (on Kafka: KAFKA_BROKERS or
- * the local broker), newest first; `--follow` then prints every new alert state until Ctrl-C.
+ * the local broker), newest first; `--follow` then prints every new alert state until Ctrl-C;
+ * `--digest [YYYY-MM-DD]` prints a day's stories ranked within the alert budget (the latest day
+ * with stories when no date is given; `--all` lists the rest too).
  */
 export function registerSpikesCommand(program: Command): void {
   program
@@ -36,6 +39,8 @@ export function registerSpikesCommand(program: Command): void {
     .option('--entity <id>', 'only this entity id (e.g. e-donald-trump)')
     .option('--limit <n>', 'at most n episodes', '50')
     .option('--follow', 'keep running and print each new alert state')
+    .option('--digest [date]', "a day's stories (YYYY-MM-DD, default the latest), ranked within the alert budget")
+    .option('--all', 'with --digest: every story of the day, beyond the budget too')
     .option('--api <url>', 'ask a running neon-stream (default: NEON_API_URL, or the running neon start)')
     .option('--json', 'JSON output (one document; with --follow, one JSON line per alert)')
     .action(
@@ -44,9 +49,19 @@ export function registerSpikesCommand(program: Command): void {
         entity?: string;
         limit: string;
         follow?: boolean;
+        digest?: string | boolean;
+        all?: boolean;
         api?: string;
         json?: boolean;
       }) => {
+        if (flags.digest !== undefined) {
+          const date = typeof flags.digest === 'string' ? flags.digest : undefined;
+          if (date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(date)) {
+            throw new UsageError(`--digest takes a date as YYYY-MM-DD, got "${date}"`);
+          }
+          await printDigest(flags.api, date, flags.all ?? false, flags.json ?? false);
+          return;
+        }
         if (!(STATES as readonly string[]).includes(flags.state)) {
           throw new UsageError(`--state must be one of ${STATES.join(', ')}, got "${flags.state}"`);
         }
@@ -194,4 +209,32 @@ async function spikesFromService(
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }
+}
+
+/** `neon spikes --digest`: from the running service when there is one, else straight from the topic. */
+async function printDigest(
+  api: string | undefined,
+  date: string | undefined,
+  all: boolean,
+  json: boolean,
+): Promise<void> {
+  const out = (text: string): void => void process.stdout.write(`${text}\n`);
+  let digest: DigestJson;
+  const service = findService(api);
+  if (service) {
+    const query = new URLSearchParams({ ...(date ? { date } : {}), ...(all ? { all: 'true' } : {}) });
+    digest = await callService<DigestJson>(service, `/v1/spikes/digest?${query.toString()}`);
+  } else {
+    const { transport } = await clusterTransport('neon-spikes');
+    try {
+      const feed = await followSpikes(transport, TOPICS.spikes);
+      await feed.caughtUp;
+      const day = date ? Date.parse(`${date}T00:00:00Z`) : (feed.desk.days()[0] ?? Date.now());
+      digest = digestJson(feed.desk.digest(day, { all }));
+      await feed.stop();
+    } finally {
+      await transport.close();
+    }
+  }
+  out(json ? JSON.stringify(digest, null, 2) : digestLines(digest).join('\n'));
 }

@@ -156,7 +156,7 @@ export function registerStartCommand(program: Command): void {
         intake_token: intakeToken,
         started_at: new Date().toISOString(),
       });
-      const unsubscribe = runtime.pipeline.feed.subscribe(({ alert }) => reporter.alert(alert));
+      const unsubscribe = runtime.pipeline.feed.subscribe((event) => reporter.alert(event.alert, event));
 
       if (feeds.length > 0) {
         out(`trying ${feeds.length} live feeds from ${feedsFile}…`);

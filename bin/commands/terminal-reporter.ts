@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import type { Story } from '../../processors/spikes/alert-desk.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
 import type { StatusDocument } from '../../service/status-routes.js';
 
@@ -9,7 +10,11 @@ import type { StatusDocument } from '../../service/status-routes.js';
  */
 export interface TerminalReporter {
   progress(status: StatusDocument): void;
-  alert(alert: SpikeAlert): void;
+  /**
+   * An alert state, with the alert desk's verdict when there is one: then only stories delivered
+   * within the budget are printed (when delivered, and when their lead's episode ends).
+   */
+  alert(alert: SpikeAlert, desk?: { story?: Story; delivered?: boolean }): void;
   line(text: string): void;
   stop(): void;
 }
@@ -21,6 +26,13 @@ export function alertLine(alert: SpikeAlert): string {
     alert.granularity === 'DAY' ? day(alert.window_end - 1) : new Date(alert.window_end).toISOString().slice(0, 16);
   if (alert.state === 'ENDED')
     return `spike ended    ${alert.entity_name} (${alert.granularity.toLowerCase()}, ${when})`;
+  if (alert.method === 'surprise') {
+    return (
+      `spike ${alert.state === 'STARTED' ? 'STARTED' : 'ongoing'}  ${alert.entity_name} (${alert.entity_type}): ` +
+      `${alert.observed} articles to ${when}, expected ${alert.baseline_mean.toFixed(1)} ` +
+      `(significance ${alert.significance.toFixed(1)})`
+    );
+  }
   return (
     `spike ${alert.state === 'STARTED' ? 'STARTED' : 'ongoing'}  ${alert.entity_name} (${alert.entity_type}): ` +
     `${alert.observed} chunks in ${alert.granularity === 'DAY' ? 'the 3 days to' : 'the hours to'} ${when}, ` +
@@ -93,9 +105,19 @@ export function createTerminalReporter(options: { out?: NodeJS.WriteStream; quie
       lastText = text;
       write(text);
     },
-    alert: (alert) => {
+    alert: (alert, desk) => {
       if (alert.state === 'ONGOING') return;
-      write(alertLine(alert));
+      const story = desk?.story;
+      if (story === undefined) {
+        write(alertLine(alert));
+        return;
+      }
+      if (alert.state === 'STARTED' && desk?.delivered) {
+        const others = story.members.filter((m) => m.entity_id !== alert.entity_id).map((m) => m.entity_name);
+        write(`${alertLine(alert)}${others.length > 0 ? ` + ${others.join(', ')}` : ''}`);
+      } else if (alert.state === 'ENDED' && story.delivered && alert.entity_id === story.lead.entity_id) {
+        write(alertLine(alert));
+      }
     },
     line: write,
     stop: () => {

@@ -1,4 +1,5 @@
 import type { SpikeAlert, SpikeGranularity } from '../../schemas/records.generated.js';
+import type { Story } from './alert-desk.js';
 
 /** One spike episode as users see it: its latest state and every state it went through. */
 export interface SpikeEpisode {
@@ -20,6 +21,9 @@ export interface SpikeEpisode {
 export interface SpikeEvent {
   seq: number;
   alert: SpikeAlert;
+  /** The alert desk's story the state belongs to, and whether this state got it delivered (pushed). */
+  story?: Story;
+  delivered?: boolean;
 }
 
 export interface SpikeQuery {

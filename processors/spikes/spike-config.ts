@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { SpikeDetectorOptions } from '../detect-spikes.js';
+import { DEFAULT_ALERT_BUDGET, type AlertBudget } from './alert-desk.js';
 import {
   DEFAULT_DAY_RULE,
   DEFAULT_HOUR_RULE,
@@ -61,6 +62,37 @@ const envSchema = z.object({
 });
 
 export type SpikeConfig = Pick<SpikeDetectorOptions, 'day' | 'hour'>;
+
+const budgetSchema = z.object({
+  NEON_SPIKE_BUDGET_DAY: z.coerce.number().int().min(0).max(1000).optional(),
+  NEON_SPIKE_BUDGET_HOUR: z.coerce.number().int().min(0).max(1000).optional(),
+  NEON_SPIKE_BUDGET_SIGNIFICANCE: number.pipe(z.number().min(0).max(300)).optional(),
+});
+
+/**
+ * The alert budget from the environment, defaults from `alert-desk.ts`:
+ *
+ *   NEON_SPIKE_BUDGET_DAY           new stories delivered per day (10)
+ *   NEON_SPIKE_BUDGET_HOUR          new stories of hourly alerts delivered per hour (3)
+ *   NEON_SPIKE_BUDGET_SIGNIFICANCE  significance a story needs to be delivered or listed (0.5)
+ */
+export function alertBudgetFromEnv(
+  env: Record<string, string | undefined>,
+): { ok: true; budget: AlertBudget } | { ok: false; problems: string[] } {
+  const parsed = budgetSchema.safeParse(env);
+  if (!parsed.success) {
+    return { ok: false, problems: parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`) };
+  }
+  const e = parsed.data;
+  return {
+    ok: true,
+    budget: {
+      perDay: e.NEON_SPIKE_BUDGET_DAY ?? DEFAULT_ALERT_BUDGET.perDay,
+      perHour: e.NEON_SPIKE_BUDGET_HOUR ?? DEFAULT_ALERT_BUDGET.perHour,
+      minSignificance: e.NEON_SPIKE_BUDGET_SIGNIFICANCE ?? DEFAULT_ALERT_BUDGET.minSignificance,
+    },
+  };
+}
 
 export function spikeConfigFromEnv(
   env: Record<string, string | undefined>,

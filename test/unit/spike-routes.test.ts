@@ -114,6 +114,40 @@ describe('spike routes', () => {
     expect(((await bad.json()) as { message: string }).message).toMatch(/state.*limit|limit.*state/s);
   });
 
+  it("serves a day's digest: stories ranked, within the budget, the rest with all=true", async () => {
+    const hub = new SpikeHub({}, { perDay: 2, perHour: 3, minSignificance: 1 });
+    const story = (entity: string, significance: number, articles: string[]): SpikeAlert => ({
+      ...alert(entity, 'STARTED', 3),
+      id: `spike:${entity}:day:2025-01-09`,
+      method: 'surprise',
+      significance,
+      article_ids: articles,
+    });
+    hub.apply(story('e-goma', 4, ['g1', 'g2', 'g3']));
+    hub.apply(story('e-m23', 3, ['g1', 'g2', 'g3']));
+    hub.apply(story('e-kyiv', 2, ['k1', 'k2', 'k3']));
+    hub.apply(story('e-lima', 1.5, ['l1', 'l2', 'l3']));
+    hub.apply(story('e-ltd', 9, ['x1', 'x2', 'x3']));
+    const base = await serve(hub);
+    type Digest = {
+      date: string;
+      stories: { entity_name: string; rank: number; members: unknown[] }[];
+      more: unknown[];
+    };
+    const digest = (await (await fetch(`${base}/v1/spikes/digest?date=2025-01-09`)).json()) as Digest;
+    expect(digest.date).toBe('2025-01-09');
+    expect(digest.stories.map((s) => [s.rank, s.entity_name, s.members.length])).toEqual([
+      [1, 'goma', 2],
+      [2, 'kyiv', 1],
+    ]);
+    expect(digest.more).toHaveLength(1);
+    const all = (await (await fetch(`${base}/v1/spikes/digest?date=2025-01-09&all=true`)).json()) as Digest;
+    expect(all.more).toHaveLength(2); // lima beyond the budget, and "ltd", a generic word
+    const latest = (await (await fetch(`${base}/v1/spikes/digest`)).json()) as Digest;
+    expect(latest.date).toBe('2025-01-09');
+    expect((await fetch(`${base}/v1/spikes/digest?date=yesterday`)).status).toBe(400);
+  });
+
   it('streams new alert states as server-sent events and resumes after Last-Event-ID', async () => {
     const hub = new SpikeHub();
     hub.apply(alert('e-goma', 'STARTED', 3));
