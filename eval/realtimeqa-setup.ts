@@ -32,16 +32,18 @@ import { intakeDocuments, type RealtimeQaSet } from './realtimeqa-data.js';
  * What each datastore embeds and stores for a record, in one place: the product's own functions
  * (`processors/index-documents.ts`), as the index stages use them. A chunk is embedded by its text.
  */
-const INDEXED = {
-  chunks: {
-    text: (chunk: Chunk) => chunk.text,
-    document: chunkDocument,
-  },
-  interactions: {
-    text: interactionEmbeddingText,
-    document: interactionDocument,
-  },
-} as const;
+function indexed(dateInText: boolean) {
+  return {
+    chunks: {
+      text: (chunk: Chunk) => chunk.text,
+      document: chunkDocument,
+    },
+    interactions: {
+      text: (interaction: Interaction) => interactionEmbeddingText(interaction, { dateInText }),
+      document: interactionDocument,
+    },
+  } as const;
+}
 
 export interface SetUpOptions {
   /** Chat model for extraction; absent: the offline extractor. */
@@ -50,6 +52,8 @@ export interface SetUpOptions {
   cache?: boolean;
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /** Embed each interaction with its date written in, as NEON's datastore entries read (default: its text alone). */
+  dateInText?: boolean;
 }
 
 export interface RealtimeQaIndex {
@@ -163,6 +167,7 @@ export async function setUpRealtimeQaIndex(set: RealtimeQaSet, options: SetUpOpt
       await indexing;
       await es.indices.refresh({ index: `${names.indexPrefix}*` });
     };
+    const INDEXED = indexed(options.dateInText === true);
     await index('chunks', chunks, INDEXED.chunks.text, INDEXED.chunks.document);
     await index('interactions', interactions, INDEXED.interactions.text, INDEXED.interactions.document);
     cached?.flush();

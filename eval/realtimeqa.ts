@@ -38,7 +38,7 @@
  * "recall@1", "answer_recall@5", "mrr@10", "answer_in_answer", "leakage", "mc_accuracy", …, "questions",
  * "n": {…}, "ci95": {…}}}, "comparisons": {…}, "seconds": {…}}` and prints a table.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { chatModelFromEnv } from '../processors/extract/openai-chat-model.js';
 import { ANSWER_RERANKERS } from '../processors/query/rerank-answers.js';
@@ -67,6 +67,8 @@ const { values: args } = parseArgs({
     compare: { type: 'string' },
     'no-cache': { type: 'boolean', default: false },
     'extractive-answers': { type: 'boolean', default: false },
+    'interaction-text': { type: 'string', default: 'plain' },
+    'per-question': { type: 'string' },
   },
 });
 
@@ -76,6 +78,9 @@ function fail(message: string): never {
 }
 
 const K = Number(args.k);
+if (args['interaction-text'] !== 'plain' && args['interaction-text'] !== 'dated') {
+  fail(`--interaction-text must be plain or dated (got "${args['interaction-text']}")`);
+}
 if (!Number.isInteger(K) || K < 1 || K > 100) fail(`--k must be an integer from 1 to 100 (got "${args.k}")`);
 const DEPTH = Math.max(MRR_DEPTH, K);
 const limit = args.questions === undefined ? undefined : Number(args.questions);
@@ -138,6 +143,30 @@ async function answerWithRetries<T>(run: () => Promise<T>): Promise<T | undefine
   return undefined;
 }
 
+/**
+ * One line per question of a configuration (`--per-question FILE`, appended): its id and scores, so
+ * that runs of different code on the same questions can be compared question by question.
+ */
+function writePerQuestion(
+  file: string,
+  key: string,
+  questions: readonly { question_id: string }[],
+  perQuestion: readonly QuestionScore[],
+): void {
+  const lines = perQuestion.map((score, i) =>
+    JSON.stringify({
+      configuration: key,
+      id: questions[i]!.question_id,
+      failed: score.failed === true,
+      answer_rank: score.answerRank ?? null,
+      answer_in_answer: score.answerInAnswer ?? null,
+      gold_rank: score.goldRank ?? null,
+      leaked: score.leaked,
+    }),
+  );
+  appendFileSync(file, `${lines.join('\n')}\n`);
+}
+
 async function main(): Promise<void> {
   const base = devDataPath(DATASET);
   if (base === undefined) {
@@ -151,6 +180,7 @@ async function main(): Promise<void> {
   const index = await setUpRealtimeQaIndex(set, {
     ...(chat ? { extractionChat: chat } : {}),
     cache: !args['no-cache'],
+    dateInText: args['interaction-text'] === 'dated',
   });
   const scores = new Map<string, QuestionScore[]>();
   const askSeconds: Record<string, number> = {};
@@ -194,6 +224,8 @@ async function main(): Promise<void> {
             });
           }),
         );
+        if (args['per-question'] !== undefined)
+          writePerQuestion(args['per-question'], key, set.evaluated, scores.get(key)!);
         askSeconds[key] = Math.round((performance.now() - started) / 100) / 10;
         if (fellBack > 0) fallbacks[key] = fellBack;
         if (failed > 0) failures[key] = failed;

@@ -31,6 +31,32 @@ export const CONFIGURATIONS: Record<string, Configuration> = {
   tempralm: { strategy: 'tempralm' },
   'generic+around': { strategy: 'generic', constraint: 'around' },
   'generic+multihop': { strategy: 'generic', hops: 2 },
+  // How lexical and dense relevance are fused (the default is rrf), and what lexical search looks for.
+  'generic/dense': { strategy: 'generic', fusion: 'dense' },
+  'generic/lexical': { strategy: 'generic', fusion: 'lexical' },
+  'generic/weighted-0.3': { strategy: 'generic', fusion: 'weighted', lexicalWeight: 0.3 },
+  'generic/weighted-0.5': { strategy: 'generic', fusion: 'weighted', lexicalWeight: 0.5 },
+  'generic/weighted-0.7': { strategy: 'generic', fusion: 'weighted', lexicalWeight: 0.7 },
+  'generic/content-words': { strategy: 'generic', lexicalWords: 'content' },
+  'generic/all-words': { strategy: 'generic', lexicalWords: 'all' },
+  // The question's own time words (read by default) left unread.
+  'generic/no-time-words': { strategy: 'generic', timeWords: false },
+  'tempralm/no-time-words': { strategy: 'tempralm', timeWords: false },
+  'tempralm/dense': { strategy: 'tempralm', fusion: 'dense' },
+  // TempRALM's α: the weight of recency against relevance.
+  'tempralm/alpha-0.1': { strategy: 'tempralm', alpha: 0.1 },
+  'tempralm/alpha-0.25': { strategy: 'tempralm', alpha: 0.25 },
+  'tempralm/alpha-0.5': { strategy: 'tempralm', alpha: 0.5 },
+  'tempralm/alpha-1': { strategy: 'tempralm', alpha: 1 },
+  'tempralm/alpha-2': { strategy: 'tempralm', alpha: 2 },
+  // NEON's q′: the date written into the embedded question (run with --interaction-text dated to
+  // write it into the interactions' embedded texts too).
+  'generic/dated-query': { strategy: 'generic', dateInText: true },
+  'tempralm/dated-query': { strategy: 'tempralm', dateInText: true },
+  // The strategies over both stores at once, without running every variant on both.
+  'temporal@both': { strategy: 'temporal', store: 'both' },
+  'generic@both': { strategy: 'generic', store: 'both' },
+  'tempralm@both': { strategy: 'tempralm', store: 'both' },
 };
 
 /**
