@@ -62,9 +62,13 @@ export function registerReplayCommand(program: Command): void {
     .option('--speed <factor>', 'time compression: 3600 = one hour of publication time per second (default: no pauses)')
     .option('--limit <n>', 'read at most n items')
     .option('--api <url>', 'send to a running neon-stream (default: NEON_API_URL, or the running neon start)')
+    .option('--earliest <date>', 'earliest publication date accepted (YYYY-MM-DD; default 1900-01-01)')
     .option('--json', 'print the final report as JSON')
     .action(
-      async (path: string, flags: { format: string; speed?: string; limit?: string; api?: string; json?: boolean }) => {
+      async (
+        path: string,
+        flags: { format: string; speed?: string; limit?: string; api?: string; earliest?: string; json?: boolean },
+      ) => {
         if (!(FORMATS as readonly string[]).includes(flags.format)) {
           throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`);
         }
@@ -76,6 +80,10 @@ export function registerReplayCommand(program: Command): void {
             : (flags.format as Exclude<Format, 'auto'>);
         const speed = positive(flags.speed, 'speed');
         const limit = positive(flags.limit, 'limit');
+        const earliest = flags.earliest === undefined ? undefined : Date.parse(`${flags.earliest}T00:00:00Z`);
+        if (earliest !== undefined && (!/^\d{4}-\d{2}-\d{2}$/.test(flags.earliest!) || Number.isNaN(earliest))) {
+          throw new UsageError(`--earliest takes a date as YYYY-MM-DD, got "${flags.earliest}"`);
+        }
         const service = findService(flags.api);
         let transport: Transport | undefined;
         let publisher: ArticlePublisher;
@@ -102,6 +110,7 @@ export function registerReplayCommand(program: Command): void {
             signal: abort.signal,
             ...(speed === undefined ? {} : { speed }),
             ...(limit === undefined ? {} : { limit }),
+            ...(earliest === undefined ? {} : { normalize: { earliestPublishTime: earliest } }),
             onProgress: (p) =>
               progress.update(p.published, p.total, new Date(p.publishedAt).toISOString().slice(0, 16)),
           });

@@ -18,7 +18,13 @@ import { articleId, suppliedArticleId } from './article-id.js';
 import { canonicalUrl, isSameSite, parseHttpUrl, siteName } from './canonical-url.js';
 import { detectBoilerplate, stripBoilerplateLines } from './detect-boilerplate.js';
 import { canonicalLanguageTag, extractMainText, type ExtractedPage } from './extract-main-text.js';
-import { checkPublishTime, parsePublishedAt, publishTimeFromUrl, type PublishTimeOptions } from './publish-time.js';
+import {
+  checkPublishTime,
+  EARLIEST_PUBLISH_TIME,
+  parsePublishedAt,
+  publishTimeFromUrl,
+  type PublishTimeOptions,
+} from './publish-time.js';
 
 export interface NormalizeOptions {
   /** Longer cleaned text is `oversized` (it would not be news but a dump). */
@@ -29,6 +35,8 @@ export interface NormalizeOptions {
   maxHtmlBytes: number;
   /** How far after `now` a publication time may lie. */
   futureToleranceMs: number;
+  /** The earliest plausible publication time: 1990 for live sources, 1900 for replays of archives. */
+  earliestPublishTime: number;
 }
 
 export const DEFAULT_NORMALIZE_OPTIONS: NormalizeOptions = Object.freeze({
@@ -36,6 +44,7 @@ export const DEFAULT_NORMALIZE_OPTIONS: NormalizeOptions = Object.freeze({
   minTextChars: 80,
   maxHtmlBytes: 5 * 1024 * 1024,
   futureToleranceMs: 24 * 60 * 60 * 1000,
+  earliestPublishTime: EARLIEST_PUBLISH_TIME,
 });
 
 /** Titles longer than this are not headlines. */
@@ -123,7 +132,7 @@ function pickPublishedAt(
     return parsePublishedAt(given, options);
   }
   if (page?.publishedAt !== undefined) return page.publishedAt;
-  const fromUrl = publishTimeFromUrl(url);
+  const fromUrl = publishTimeFromUrl(url, options.earliest);
   if (fromUrl !== undefined) return checkPublishTime(fromUrl, options);
   if (page?.publishedAtProblem !== undefined) throw new IntakeRejection('impossible_date', page.publishedAtProblem);
   throw new IntakeRejection('missing_date', 'no publication time in the input, the page metadata or the URL');
@@ -168,7 +177,11 @@ function normalizeChecked(input: ArticleInput, now: number, options: NormalizeOp
       throw new IntakeRejection('oversized', `${field} is larger than ${options.maxHtmlBytes} bytes`);
     }
   }
-  const dateOptions: PublishTimeOptions = { now, futureToleranceMs: options.futureToleranceMs };
+  const dateOptions: PublishTimeOptions = {
+    now,
+    futureToleranceMs: options.futureToleranceMs,
+    earliest: options.earliestPublishTime,
+  };
   const page = html === undefined || html.trim() === '' ? undefined : extractMainText(html, url, dateOptions);
 
   const title = cleanTitle(input.title !== undefined && input.title.trim() !== '' ? input.title : (page?.title ?? ''));

@@ -9,14 +9,21 @@
  * article instead of hiding it until an invented hour. Consumers must render such times in UTC.
  *
  * Rejection reason: `impossible_date` (unreadable, an invalid calendar date such as 2023-02-30,
- * before 1990, or more than the tolerance after `now`). A value that is simply absent is not a
+ * before the earliest time allowed, on the Unix epoch's day, or more than the tolerance after
+ * `now`). The earliest time is 1990 for live sources (online news begins in the 1990s: anything
+ * earlier from a feed is a parsing accident) and 1900 for replays of archives, which are news
+ * too (a 1987 newswire); either is configurable. The epoch's day (1970-01-01, what a zero or unset
+ * timestamp reads as) is refused whatever the earliest time. A value that is simply absent is not a
  * rejection here: callers fall back to the next source and report `missing_date` at the end.
  */
 import * as chrono from 'chrono-node';
 import { IntakeRejection } from './article-input.js';
 
-/** Online news archives begin in the 1990s; anything earlier is a parsing accident (0, 1970). */
+/** Online news begins in the 1990s: from a live source, anything earlier is a parsing accident (0, 1970). */
 export const EARLIEST_PUBLISH_TIME = Date.UTC(1990, 0, 1);
+/** Replays of archives go further back (`neon replay --earliest` for older ones). */
+export const EARLIEST_REPLAY_PUBLISH_TIME = Date.UTC(1900, 0, 1);
+const EPOCH_DAY_END = 24 * 60 * 60 * 1000;
 export const DEFAULT_FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
 const MAX_DATE_TEXT_LENGTH = 120;
 const MAX_CANDIDATES = 20;
@@ -26,6 +33,8 @@ export interface PublishTimeOptions {
   readonly now?: number;
   /** How far after `now` a time may lie (feeds stamp slightly ahead, clocks drift). Default 1 day. */
   readonly futureToleranceMs?: number;
+  /** The earliest plausible time; default EARLIEST_PUBLISH_TIME (1990, live sources). */
+  readonly earliest?: number;
 }
 
 function impossible(message: string): IntakeRejection {
@@ -54,13 +63,21 @@ function utcTime(
   return time;
 }
 
-/** Throws `impossible_date` unless `time` lies between 1990-01-01 and `now` + tolerance. */
+/**
+ * Throws `impossible_date` unless `time` lies between the earliest time (default 1990-01-01) and
+ * `now` + tolerance, off the Unix epoch's day.
+ */
 export function checkPublishTime(time: number, options: PublishTimeOptions = {}): number {
   const now = options.now ?? Date.now();
   const tolerance = options.futureToleranceMs ?? DEFAULT_FUTURE_TOLERANCE_MS;
+  const earliest = options.earliest ?? EARLIEST_PUBLISH_TIME;
   if (!Number.isFinite(time)) throw impossible(`publication time ${time} is not a finite number`);
-  if (time < EARLIEST_PUBLISH_TIME) {
-    throw impossible(`publication time ${new Date(time).toISOString()} is before 1990`);
+  if (time >= 0 && time < EPOCH_DAY_END) {
+    throw impossible(`publication time ${new Date(time).toISOString()} is the Unix epoch: a time that was never set`);
+  }
+  if (time < earliest) {
+    const when = Math.abs(time) <= 8.64e15 ? new Date(time).toISOString() : String(time);
+    throw impossible(`publication time ${when} is before ${new Date(earliest).toISOString().slice(0, 10)}`);
   }
   if (time > now + tolerance) {
     const when = Math.abs(time) <= 8.64e15 ? new Date(time).toISOString() : String(time);
@@ -180,10 +197,10 @@ const URL_DATE_PATTERNS: readonly { pattern: RegExp; month: (raw: string) => num
 
 /**
  * The day a news URL's path names (`/2023/08/06/`, `/2023-08-06/`, `/20230806/`, `/2023/aug/06/`),
- * as 00:00 UTC, or undefined when the path names no valid day since 1990. Does not check the
+ * as 00:00 UTC, or undefined when the path names no valid day since `earliest` (1990). Does not check the
  * future bound (that needs a clock): pass the result through {@link checkPublishTime}.
  */
-export function publishTimeFromUrl(url: string): number | undefined {
+export function publishTimeFromUrl(url: string, earliest = EARLIEST_PUBLISH_TIME): number | undefined {
   if (!URL.canParse(url)) return undefined;
   const path = new URL(url).pathname;
   let best: { index: number; time: number } | undefined;
@@ -191,7 +208,7 @@ export function publishTimeFromUrl(url: string): number | undefined {
     const match = pattern.exec(path);
     if (!match || (best !== undefined && best.index <= match.index)) continue;
     const time = utcTime(Number(match[1]), month(match[2] ?? ''), Number(match[3]));
-    if (time !== undefined && time >= EARLIEST_PUBLISH_TIME) best = { index: match.index, time };
+    if (time !== undefined && time >= earliest) best = { index: match.index, time };
   }
   return best?.time;
 }

@@ -20,6 +20,7 @@ import {
   type IntakeRejectionReason,
 } from './article-input.js';
 import { normalizeArticle, type NormalizeOptions } from './normalize-article.js';
+import { EARLIEST_REPLAY_PUBLISH_TIME } from './publish-time.js';
 import type { Article } from '../../schemas/records.generated.js';
 
 /**
@@ -62,6 +63,7 @@ export interface ReplayOptions {
   maxItems?: number;
   /** Dead-letter origin for items that carry none. Default `replay`. */
   origin?: string;
+  /** Normalisation; a replay accepts archives back to EARLIEST_REPLAY_PUBLISH_TIME (1900) unless told otherwise. */
   normalize?: Partial<NormalizeOptions>;
   onProgress?: (progress: ReplayProgress) => void;
   /** Stops between two emissions; the report says how far it got. */
@@ -100,6 +102,11 @@ export async function replayArticles(
   items: AsyncIterable<ReplayItem> | Iterable<ReplayItem>,
   options: ReplayOptions,
 ): Promise<ReplayReport> {
+  // Archives are news too: a replay accepts old publication times (the epoch's day stays refused).
+  const normalize: Partial<NormalizeOptions> = {
+    earliestPublishTime: EARLIEST_REPLAY_PUBLISH_TIME,
+    ...options.normalize,
+  };
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? defaultSleep;
   const maxItems = options.maxItems ?? DEFAULT_REPLAY_MAX_ITEMS;
@@ -127,7 +134,7 @@ export async function replayArticles(
     }
     try {
       // Normalised before sorting so the order uses the very time the Article will carry.
-      articles.push(normalizeArticle(item.input, now(), options.normalize));
+      articles.push(normalizeArticle(item.input, now(), normalize));
     } catch (err) {
       if (!(err instanceof IntakeRejection)) throw err;
       rejected.push({ raw: item.raw, rejection: err, origin });

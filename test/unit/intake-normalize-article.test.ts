@@ -231,6 +231,7 @@ describe('normalizeArticle rejections', () => {
       minTextChars: 80,
       maxHtmlBytes: 5 * 1024 * 1024,
       futureToleranceMs: 86_400_000,
+      earliestPublishTime: Date.UTC(1990, 0, 1),
     });
   });
 });

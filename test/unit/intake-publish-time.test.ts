@@ -2,6 +2,7 @@ import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
 import {
   EARLIEST_PUBLISH_TIME,
+  EARLIEST_REPLAY_PUBLISH_TIME,
   checkPublishTime,
   parsePublishedAt,
   publishTimeCandidates,
@@ -76,6 +77,26 @@ describe('parsePublishedAt', () => {
     expect(parsePublishedAt(NOW + 23 * HOUR, at)).toBe(NOW + 23 * HOUR);
     expect(reasonOf(() => parsePublishedAt(NOW + 25 * HOUR, at))).toBe('impossible_date');
     expect(parsePublishedAt(NOW + 25 * HOUR, { now: NOW, futureToleranceMs: 48 * HOUR })).toBe(NOW + 25 * HOUR);
+  });
+
+  it('accepts an archive back to the earliest time it is given, and never the Unix epoch itself', () => {
+    const archive = { now: NOW, earliest: EARLIEST_REPLAY_PUBLISH_TIME };
+    // A Reuters wire of 1987, as a replay reads it.
+    expect(parsePublishedAt('26-FEB-1987 15:01:01', archive)).toBe(Date.UTC(1987, 1, 26, 15, 1, 1));
+    expect(parsePublishedAt('1987-02-26', archive)).toBe(Date.UTC(1987, 1, 26));
+    expect(parsePublishedAt('1969-07-21', archive)).toBe(Date.UTC(1969, 6, 21));
+    expect(reasonOf(() => parsePublishedAt('1899-12-31', archive))).toBe('impossible_date');
+    // Zero, or a zone shift of it, is a time that was never set, whatever the earliest time.
+    for (const accident of [0, 3_600_000, '1970-01-01T00:00:00Z', '1970-01-01']) {
+      expect(
+        reasonOf(() => parsePublishedAt(accident, archive)),
+        String(accident),
+      ).toBe('impossible_date');
+    }
+    expect(publishTimeFromUrl('https://example.org/1987/02/26/dollar.html')).toBeUndefined();
+    expect(publishTimeFromUrl('https://example.org/1987/02/26/dollar.html', EARLIEST_REPLAY_PUBLISH_TIME)).toBe(
+      Date.UTC(1987, 1, 26),
+    );
   });
 
   it('rejects unreadable values as impossible_date', () => {

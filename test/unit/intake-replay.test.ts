@@ -59,6 +59,17 @@ describe('replayArticles', () => {
     expect(report.lastPublishedAt).toBe(Date.parse('2022-06-17T12:00:00Z'));
   });
 
+  it('replays an archive from before 1990 (a 1987 newswire), down to the earliest date it is given', async () => {
+    const publisher = new MemoryPublisher();
+    const items = [item('wire', '1987-02-26T15:01:01Z'), item('older', '1889-05-05'), item('unset', '1970-01-01')];
+    const report = await replayArticles(items, { publisher });
+    expect(publisher.published.map((a) => a.title)).toEqual(['Story wire']);
+    expect(report.rejected).toEqual({ impossible_date: 2 });
+    const further = new MemoryPublisher();
+    await replayArticles(items, { publisher: further, normalize: { earliestPublishTime: Date.UTC(1880, 0, 1) } });
+    expect(further.published.map((a) => a.title)).toEqual(['Story older', 'Story wire']);
+  });
+
   it('keeps input order among articles published at the same instant', async () => {
     const publisher = new MemoryPublisher();
     const same = '2022-06-15T10:00:00Z';
