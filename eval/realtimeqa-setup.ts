@@ -54,6 +54,11 @@ export interface SetUpOptions {
   log?: (line: string) => void;
   /** Embed each interaction with its date written in, as NEON's datastore entries read (default: its text alone). */
   dateInText?: boolean;
+  /**
+   * The stores the run asks (default all): a datastore no configuration reads is left empty, so a
+   * comparison of embedding models on the chunks embeds no interactions.
+   */
+  stores?: readonly Store[];
 }
 
 export interface RealtimeQaIndex {
@@ -168,8 +173,12 @@ export async function setUpRealtimeQaIndex(set: RealtimeQaSet, options: SetUpOpt
       await es.indices.refresh({ index: `${names.indexPrefix}*` });
     };
     const INDEXED = indexed(options.dateInText === true);
-    await index('chunks', chunks, INDEXED.chunks.text, INDEXED.chunks.document);
-    await index('interactions', interactions, INDEXED.interactions.text, INDEXED.interactions.document);
+    const asked = new Set<Store>(options.stores ?? ['interactions', 'chunks', 'both']);
+    const needs = (kind: DatastoreKind): boolean => asked.has(kind) || asked.has('both');
+    if (needs('chunks')) await index('chunks', chunks, INDEXED.chunks.text, INDEXED.chunks.document);
+    if (needs('interactions')) {
+      await index('interactions', interactions, INDEXED.interactions.text, INDEXED.interactions.document);
+    }
     cached?.flush();
     const embedSeconds = seconds(started);
     const retriever = new Retriever({
@@ -180,7 +189,9 @@ export async function setUpRealtimeQaIndex(set: RealtimeQaSet, options: SetUpOpt
     return {
       retriever,
       embedder,
-      stores: interactions.length > 0 ? ['interactions', 'chunks', 'both'] : ['chunks'],
+      stores: (interactions.length > 0 ? (['interactions', 'chunks', 'both'] as const) : (['chunks'] as const)).filter(
+        (store) => asked.has(store) || (store !== 'both' && asked.has('both')),
+      ),
       urlsOfChunk: new Map(chunks.map((c) => [c.id, c.provenance.map((p) => canonicalUrl(p.url))])),
       facts: {
         articles: articles.length,

@@ -181,6 +181,15 @@ async function main(): Promise<void> {
     ...(chat ? { extractionChat: chat } : {}),
     cache: !args['no-cache'],
     dateInText: args['interaction-text'] === 'dated',
+    stores: [
+      ...new Set([
+        ...(wantedStores as Store[]),
+        ...configurations.flatMap(([, c]) => {
+          const fixed = fixedStore(c);
+          return fixed ? [fixed] : [];
+        }),
+      ]),
+    ],
   });
   const scores = new Map<string, QuestionScore[]>();
   const askSeconds: Record<string, number> = {};
