@@ -142,7 +142,21 @@ interface SpikeEpisodeState {
   episode_start: number;
   /** Start of the bucket the last state was about. */
   bucket_start: number;
+  /**
+   * The count model's last state was a growth update within a bucket still filling, not the
+   * bucket's final judgement (this process only: an echo read back counts as final).
+   */
+  growing?: boolean;
+  /** Significance of the last state sent (this process only). */
+  significance?: number;
 }
+
+/**
+ * While a bucket fills, an open episode of the count model is updated ONGOING each time its
+ * significance has grown by this much since the last state sent (p ten times smaller): the desk
+ * then ranks a story by what it has become, not by the count that first crossed the bar.
+ */
+const GROWTH_STEP = 1;
 
 interface PartitionClock {
   /** Latest event time seen on the partition. */
@@ -201,13 +215,15 @@ function hasTimeOfDay(t: number): boolean {
 
 /** Whether a sent alert state is newer than what the episode holds (bucket first, then life-cycle order). */
 /** Identifies one sent alert state, to recognise it when it is read back. */
-function echoKey(alert: Pick<SpikeAlert, 'id' | 'state' | 'window_end'>): string {
-  return `${alert.id}/${alert.state}/${alert.window_end}`;
+function echoKey(alert: Pick<SpikeAlert, 'id' | 'state' | 'window_end' | 'observed'>): string {
+  return `${alert.id}/${alert.state}/${alert.window_end}/${alert.observed}`;
 }
 
 function isNewer(alert: { bucket_start: number; state: SpikeState }, held: SpikeEpisodeState | undefined): boolean {
   if (!held) return true;
   if (alert.bucket_start !== held.bucket_start) return alert.bucket_start > held.bucket_start;
+  // A growth update within a bucket does not stand for the bucket's final judgement.
+  if (held.growing) return true;
   return STATE_RANK[alert.state] > STATE_RANK[held.state];
 }
 
@@ -264,8 +280,15 @@ export class SpikeDetector {
     // Evaluate even a duplicate: a redelivered mention must be able to send an alert whose first
     // attempt was lost (the episode state says whether it was sent).
     for (const [granularity, rule] of this.rules()) {
-      if (this.isOpen(entity, granularity)) continue;
       const bucket = bucketStart(clock.latest, granularity);
+      if (this.isOpen(entity, granularity)) {
+        const grown = this.growthUpdate(entity, granularity, rule, bucket, clock);
+        if (grown) {
+          out.alerts.push(grown);
+          changed.add(entity);
+        }
+        continue;
+      }
       // Most windows hold fewer mentions than any spike needs: skip the baseline for them.
       if (
         rule.method === 'neon' &&
@@ -622,6 +645,29 @@ export class SpikeDetector {
     entity.recentArticles = entity.recentArticles.filter((a) => a.t >= articlesFrom);
   }
 
+  /**
+   * An ONGOING update of an open episode of the count model whose significance has grown by
+   * GROWTH_STEP since its last state, within the bucket still filling; undefined otherwise.
+   */
+  private growthUpdate(
+    entity: EntityState,
+    granularity: Granularity,
+    rule: SpikeRule,
+    bucket: number,
+    clock: PartitionClock,
+  ): SpikeAlert | undefined {
+    if (rule.method !== 'surprise') return undefined;
+    const held = entity.episodes.get(granularity);
+    // Unknown after a restart (the echo carries no judgement): growth resumes after the next state.
+    if (!held || held.state === 'ENDED' || held.significance === undefined || held.bucket_start > bucket)
+      return undefined;
+    const verdict = this.judge(entity, granularity, rule, bucket, clock, 'continue');
+    if (verdict.significance < held.significance + GROWTH_STEP) return undefined;
+    const alert = this.transition(entity, granularity, rule, bucket, verdict, 'ONGOING', held.episode_start);
+    entity.episodes.get(granularity)!.growing = true;
+    return alert;
+  }
+
   /** One more article of the entity in a bucket, and in the feed's volume. */
   private bump(entity: EntityState, granularity: Granularity, bucket: number): void {
     const counts = entity.articles[granularity];
@@ -846,10 +892,12 @@ export class SpikeDetector {
       state,
       episode_start: episodeStart,
       bucket_start: bucket,
+      significance: verdict.significance,
     });
     const windowStart = bucket - (verdict.window - 1) * size;
     const windowEnd = bucket + size;
-    if (this.options.alertsEchoed) entity.awaitingEcho = echoKey({ id, state, window_end: windowEnd });
+    if (this.options.alertsEchoed)
+      entity.awaitingEcho = echoKey({ id, state, window_end: windowEnd, observed: verdict.observed });
     const articles = entity.recentArticles.filter((a) => a.t >= windowStart && a.t < windowEnd);
     const shown = articles.slice(0, this.options.maxAlertArticles);
     const countsFrom = bucket - (rule.baselineBuckets + rule.rollingBuckets - 1) * size;

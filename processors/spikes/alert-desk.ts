@@ -16,10 +16,12 @@
  *   markup takes for a name at the start of a sentence: it may join a story, never lead one.
  * - **Ranking.** Stories of a day rank by significance (the lead's peak), then by volume (distinct
  *   articles), then by who came first.
- * - **Budget.** A story is delivered (pushed: the stream's `story` events, the terminal) when it
- *   reaches `minSignificance` while its day has delivered fewer than `perDay` stories and, for a
- *   story an hourly alert opened, its hour fewer than `perHour`. The digest of a day is its
- *   `perDay` best stories above the bar, whether or not they were pushed; the rest stay queryable.
+ * - **Budget.** The digest of a day is its `perDay` best stories above `minSignificance`, whether
+ *   or not they were pushed; the rest stay queryable. A story is delivered (pushed: the stream's
+ *   `story` events, the terminal) the moment it reaches `pushSignificance`, while its day has
+ *   delivered fewer than `perDay` stories and, for a story an hourly alert opened, its hour fewer
+ *   than `perHour`. The detector updates an open episode as its count grows, so a story that
+ *   started weak is pushed when it has become strong.
  *
  * Pure and deterministic for a given order of alerts; bounded (old days are dropped).
  */
@@ -38,11 +40,18 @@ export interface AlertBudget {
   perDay: number;
   /** New stories opened by an hourly alert delivered per hour (default 3). */
   perHour: number;
-  /** Significance (−log10 p) a story must reach to be delivered or listed in a digest (default 0.5, the day rule's bar). */
+  /** Significance (−log10 p) a story must reach to be listed in a digest (default 0.5, the day rule's bar). */
   minSignificance: number;
+  /** Significance a story must reach to be pushed (default 2, p < 0.01): fewer, surer, at once. */
+  pushSignificance: number;
 }
 
-export const DEFAULT_ALERT_BUDGET: AlertBudget = Object.freeze({ perDay: 10, perHour: 3, minSignificance: 0.5 });
+export const DEFAULT_ALERT_BUDGET: AlertBudget = Object.freeze({
+  perDay: 10,
+  perHour: 3,
+  minSignificance: 0.5,
+  pushSignificance: 2,
+});
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -395,7 +404,7 @@ export class AlertDesk {
       !story.delivered &&
       !story.generic &&
       alert.state !== 'ENDED' &&
-      story.significance >= this.budget.minSignificance &&
+      story.significance >= Math.max(this.budget.minSignificance, this.budget.pushSignificance) &&
       (this.deliveredPerDay.get(story.day) ?? 0) < this.budget.perDay &&
       (story.hour === null || (this.deliveredPerHour.get(story.hour) ?? 0) < this.budget.perHour)
     ) {

@@ -118,7 +118,8 @@ export function digestLines(digest: DigestJson): string[] {
   const t = digest.totals;
   const lines = [
     `spike digest for ${digest.date}: ${digest.stories.length} of ${t.above_bar} stories above the bar ` +
-      `(budget ${digest.budget.perDay} a day, ${digest.budget.perHour} an hour, significance ≥ ${digest.budget.minSignificance}); ` +
+      `(budget ${digest.budget.perDay} a day, ${digest.budget.perHour} an hour, significance ≥ ${digest.budget.minSignificance}, ` +
+      `pushed at ≥ ${digest.budget.pushSignificance}); ` +
       `${t.stories} stories in all, ${t.generic} generic names held back`,
   ];
   if (digest.stories.length === 0) lines.push('  no story above the bar');

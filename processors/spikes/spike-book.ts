@@ -35,9 +35,12 @@ export interface SpikeQuery {
   limit?: number;
 }
 
-/** The same state of the same episode about the same window: a redelivered record. */
-export function alertKey(alert: SpikeAlert): string {
-  return `${alert.id}/${alert.state}/${alert.window_end}`;
+/**
+ * The same state of the same episode about the same window with the same count: a redelivered
+ * record (the count model updates an episode ONGOING within a bucket as its count grows).
+ */
+export function alertKey(alert: Pick<SpikeAlert, 'id' | 'state' | 'window_end' | 'observed'>): string {
+  return `${alert.id}/${alert.state}/${alert.window_end}/${alert.observed}`;
 }
 
 /**
@@ -138,6 +141,6 @@ export class SpikeBook {
     const victim = ended[0] ?? [...this.episodes.values()].sort((a, b) => a.started_at - b.started_at)[0];
     if (!victim) return;
     this.episodes.delete(victim.id);
-    for (const state of victim.states) this.seen.delete(`${victim.id}/${state.state}/${state.window_end}`);
+    for (const state of victim.states) this.seen.delete(alertKey({ id: victim.id, ...state }));
   }
 }

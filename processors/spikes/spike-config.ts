@@ -67,6 +67,7 @@ const budgetSchema = z.object({
   NEON_SPIKE_BUDGET_DAY: z.coerce.number().int().min(0).max(1000).optional(),
   NEON_SPIKE_BUDGET_HOUR: z.coerce.number().int().min(0).max(1000).optional(),
   NEON_SPIKE_BUDGET_SIGNIFICANCE: number.pipe(z.number().min(0).max(300)).optional(),
+  NEON_SPIKE_BUDGET_PUSH_SIGNIFICANCE: number.pipe(z.number().min(0).max(300)).optional(),
 });
 
 /**
@@ -74,7 +75,8 @@ const budgetSchema = z.object({
  *
  *   NEON_SPIKE_BUDGET_DAY           new stories delivered per day (10)
  *   NEON_SPIKE_BUDGET_HOUR          new stories of hourly alerts delivered per hour (3)
- *   NEON_SPIKE_BUDGET_SIGNIFICANCE  significance a story needs to be delivered or listed (0.5)
+ *   NEON_SPIKE_BUDGET_SIGNIFICANCE  significance a story needs to be listed in a digest (0.5)
+ *   NEON_SPIKE_BUDGET_PUSH_SIGNIFICANCE  significance a story needs to be pushed (2)
  */
 export function alertBudgetFromEnv(
   env: Record<string, string | undefined>,
@@ -90,6 +92,7 @@ export function alertBudgetFromEnv(
       perDay: e.NEON_SPIKE_BUDGET_DAY ?? DEFAULT_ALERT_BUDGET.perDay,
       perHour: e.NEON_SPIKE_BUDGET_HOUR ?? DEFAULT_ALERT_BUDGET.perHour,
       minSignificance: e.NEON_SPIKE_BUDGET_SIGNIFICANCE ?? DEFAULT_ALERT_BUDGET.minSignificance,
+      pushSignificance: e.NEON_SPIKE_BUDGET_PUSH_SIGNIFICANCE ?? DEFAULT_ALERT_BUDGET.pushSignificance,
     },
   };
 }

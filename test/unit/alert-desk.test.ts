@@ -99,7 +99,7 @@ describe('AlertDesk', () => {
   });
 
   it('delivers within the budget per day and per hour, ranks the digest, and keeps the rest queryable', () => {
-    const desk = new AlertDesk({ budget: { perDay: 3, perHour: 1, minSignificance: 1 } });
+    const desk = new AlertDesk({ budget: { perDay: 3, perHour: 1, minSignificance: 1, pushSignificance: 1 } });
     const delivered = [1.5, 0.5, 2, 6, 3, 4].map(
       (s, i) => desk.apply(alert(`Name ${String.fromCharCode(65 + i)}`, s, [`n${i}a`, `n${i}b`, `n${i}c`])).delivered,
     );
@@ -122,6 +122,17 @@ describe('AlertDesk', () => {
       false,
       true,
     ]);
+  });
+
+  it('lists a weak story in the digest and pushes it only once it has grown past the push bar', () => {
+    const desk = new AlertDesk();
+    const first = alert('Minova', 0.8, ['m1', 'm2', 'm3'], { entity_type: 'LOCATION' });
+    expect(desk.apply(first).delivered).toBe(false);
+    expect(desk.digest(DAY0).stories.map((s) => s.lead.entity_name)).toEqual(['Minova']);
+    const grown = desk.apply({ ...first, state: 'ONGOING', significance: 2.6, observed: 9, articles: 9 });
+    expect(grown).toMatchObject({ delivered: true, created: false });
+    expect(grown.story.significance).toBe(2.6);
+    expect(desk.apply({ ...first, state: 'ONGOING', significance: 3.9, observed: 14 }).delivered).toBe(false);
   });
 
   it('prints a digest with the story, its names and its numbers', () => {

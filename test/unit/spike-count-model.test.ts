@@ -128,6 +128,25 @@ describe('SpikeDetector with the count model (the default)', () => {
     expect(known[0]!.threshold).toBeLessThanOrEqual(known[0]!.observed);
   });
 
+  it('updates an open episode while its bucket fills, each time its significance grows tenfold', () => {
+    const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
+    const alerts = run(detector, [
+      ...background(days.slice(0, 12), 10, 2),
+      ...Array.from({ length: 40 }, (_, i) => mentionOf('e-x', 12, { hour: 8, minute: i })),
+    ]);
+    const states = alerts.filter((a) => a.entity_id === 'e-x');
+    expect(states[0]!.state).toBe('STARTED');
+    expect(states.length).toBeGreaterThan(2);
+    expect(states.slice(1).every((a) => a.state === 'ONGOING' && a.window_end === states[0]!.window_end)).toBe(true);
+    for (let i = 1; i < states.length; i++) {
+      expect(states[i]!.significance).toBeGreaterThanOrEqual(states[i - 1]!.significance + 1);
+      expect(states[i]!.observed).toBeGreaterThan(states[i - 1]!.observed);
+    }
+    // The bucket's final judgement still comes once it closes.
+    const closing = run(detector, [mentionOf('e-bg-0', 14)]).filter((a) => a.entity_id === 'e-x');
+    expect(closing[0]).toMatchObject({ state: 'ONGOING', window_end: states[0]!.window_end, observed: 40 });
+  });
+
   it('counts an article once however many of its chunks mention the entity', () => {
     const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
     run(detector, background(days.slice(0, 10), 5, 1));
@@ -152,7 +171,8 @@ describe('SpikeDetector with the count model (the default)', () => {
     for (const alert of alerts) restored.noteSentAlert(alert);
     expect(restored.snapshot('e-x')).toEqual(first.snapshot('e-x'));
     // The same next mentions are judged the same way by both: counts, volume and newcomers agree.
-    const next = [mentionOf('e-x', 12, { hour: 20 }), mentionOf('e-bg-1', 14), mentionOf('e-y', 14)];
+    // (Not e-x's: growth updates resume only after the restored episode's next state.)
+    const next = [mentionOf('e-bg-1', 13), mentionOf('e-y', 14), mentionOf('e-bg-2', 15)];
     expect(next.map((m) => restored.offer(m, 0))).toEqual(next.map((m) => first.offer(m, 0)));
   });
 });
