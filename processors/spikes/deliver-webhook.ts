@@ -4,7 +4,7 @@
  *   POST <url>
  *   content-type: application/json
  *   x-neon-event: spike
- *   x-neon-alert-id: <spike id>/<state>/<window end>   (the same for a redelivered alert: dedupe on it)
+ *   x-neon-alert-id: <spike id>/<state>/<window end>/<observed>   (the same for a redelivered alert: dedupe on it)
  *   idempotency-key: <same>
  *   x-neon-signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" with the endpoint's secret>
  *

@@ -264,7 +264,9 @@ describe('spike stage on real Kafka', () => {
     // once each, whatever order the concurrent deliveries and retries finished in.
     const wanted = feed.book
       .query()
-      .flatMap((e) => e.states.filter((s) => s.state !== 'ONGOING').map((s) => `${e.id}/${s.state}/${s.window_end}`));
+      .flatMap((e) =>
+        e.states.filter((s) => s.state !== 'ONGOING').map((s) => `${e.id}/${s.state}/${s.window_end}/${s.observed}`),
+      );
     expect(wanted).toHaveLength(3);
     expect(received.map((r) => r.alertId).sort()).toEqual(wanted.sort());
     const deadLetters = await readRawTopic(run.transport, run.topics.deadLetters);

@@ -59,7 +59,7 @@ describe('webhook delivery', () => {
     expect(JSON.parse(request!.body)).toEqual({ type: 'spike', alert: { id: alert.id } });
     const expected = createHmac('sha256', 's3cret-s3cret-s3cret').update(`1700000000.${request!.body}`).digest('hex');
     expect(request!.headers['x-neon-signature']).toBe(`t=1700000000,v1=${expected}`);
-    expect(request!.headers['x-neon-alert-id']).toBe(`${alert.id}/STARTED/${alert.window_end}`);
+    expect(request!.headers['x-neon-alert-id']).toBe(`${alert.id}/STARTED/${alert.window_end}/${alert.observed}`);
     expect(request!.headers['idempotency-key']).toBe(request!.headers['x-neon-alert-id']);
     expect(signWebhook('k', 1, 'b')).toMatch(/^t=1,v1=[0-9a-f]{64}$/);
   });
