@@ -31,6 +31,12 @@ import {
  *   first_interactions?: { t: string, text: string }[], detected_at: string, episode_start?: string | null }} Alert
  * @typedef {{ id: string, entity_id: string, entity_name: string, granularity: string, open: boolean,
  *   started_at: string, ended_at: string | null, peak_observed: number, peak_score: number | null, latest: Alert }} Episode
+ * @typedef {{ entity_id: string, entity_name: string, entity_type: string, relation: string }} StoryMember
+ * @typedef {{ rank: number, id: string, entity_id: string, entity_name: string, entity_type: string,
+ *   significance: number, articles: number, observed: number, expected: number, delivered: boolean,
+ *   open: boolean, members: StoryMember[], urls: string[] }} Story
+ * @typedef {{ date: string, budget: { perDay: number }, totals: { stories: number, above_bar: number,
+ *   generic: number }, stories: Story[], developing: Story[] }} Digest
  */
 
 const STATE_LABEL = { STARTED: 'Started', ONGOING: 'Ongoing', ENDED: 'Ended' };
@@ -104,6 +110,49 @@ function sparkline(counts) {
   );
 }
 
+/**
+ * One story of the digest: its rank, lead name, significance and volume, the other names folded
+ * into it, and its first source.
+ * @param {Story} story
+ */
+export function renderStory(story) {
+  const others = (story.members ?? []).filter((m) => m.entity_id !== story.entity_id);
+  const url = (story.urls ?? []).map(safeHref).find((u) => u !== null);
+  return h(
+    'li',
+    { class: 'spike-card digest-story', 'data-story-id': story.id, 'data-rank': String(story.rank) },
+    h(
+      'div',
+      { class: 'spike-top' },
+      h('span', { class: 'badge badge-plain' }, `#${story.rank}`),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'entity-link',
+          'data-entity-id': story.entity_id,
+          'data-entity-name': story.entity_name,
+          'data-entity-type': story.entity_type ?? null,
+          'aria-label': `Show ${story.entity_name}`,
+        },
+        story.entity_name,
+      ),
+      story.delivered ? h('span', { class: 'badge state-started' }, 'Pushed') : null,
+    ),
+    h(
+      'dl',
+      { class: 'spike-stats' },
+      h('div', {}, h('dt', {}, 'significance'), h('dd', {}, formatScore(story.significance, 1))),
+      h('div', {}, h('dt', {}, 'articles'), h('dd', {}, formatCount(story.articles))),
+      h('div', {}, h('dt', {}, 'expected'), h('dd', {}, formatScore(story.expected, 1))),
+    ),
+    others.length > 0
+      ? h('p', { class: 'meta story-members' }, `with ${others.map((m) => m.entity_name).join(', ')}`)
+      : null,
+    url ? h('p', { class: 'meta' }, externalLink(url, hostOf(url), { title: url })) : null,
+  );
+}
+
 export class SpikePanel {
   /**
    * @param {(entity: { id: string, name: string, type?: string }) => void} onSelectEntity
@@ -127,7 +176,18 @@ export class SpikePanel {
     /** Alerts that arrived before the list was loaded. @type {Alert[] | null} */
     this.pending = null;
     this.retryTimer = 0;
+    this.digestList = /** @type {HTMLOListElement} */ (byId('spike-digest'));
+    this.digestSummary = byId('spike-digest-summary');
+    this.digestDate = /** @type {HTMLInputElement} */ (byId('spike-digest-date'));
+    this.digestTimer = 0;
+    /** Whether the reader picked the digest's day; until then it follows the latest day. */
+    this.digestPicked = false;
+    this.digestDate.addEventListener('change', () => {
+      this.digestPicked = this.digestDate.value !== '';
+      void this.loadDigest(this.pickedDay());
+    });
     this.filter.addEventListener('change', () => this.render());
+    this.digestList.addEventListener('click', (event) => this.selectFrom(event));
     this.list.addEventListener('click', (event) => {
       const target = /** @type {HTMLElement} */ (event.target);
       const button = target.closest('button[data-entity-id]');
@@ -140,11 +200,57 @@ export class SpikePanel {
     });
   }
 
+  /** The day the reader picked for the digest, or undefined for the latest. */
+  pickedDay() {
+    return this.digestPicked && this.digestDate.value ? this.digestDate.value : undefined;
+  }
+
+  /** @param {Event} event a click in a list: an entity button selects the entity */
+  selectFrom(event) {
+    const target = /** @type {HTMLElement} */ (event.target);
+    const button = target.closest('button[data-entity-id]');
+    if (!(button instanceof HTMLButtonElement)) return;
+    this.onSelectEntity({
+      id: button.dataset.entityId ?? '',
+      name: button.dataset.entityName ?? button.textContent ?? '',
+      ...(button.dataset.entityType ? { type: button.dataset.entityType } : {}),
+    });
+  }
+
+  /**
+   * The day's stories within the alert budget, ranked (the default view): the latest day with
+   * stories unless a day is picked.
+   * @param {string} [date] YYYY-MM-DD
+   */
+  async loadDigest(date) {
+    try {
+      /** @type {Digest} */
+      const digest = await getJson('v1/spikes/digest', date ? { date } : {});
+      if (!date) this.digestDate.value = digest.date;
+      this.renderDigest(digest);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return;
+      this.digestSummary.textContent = `The digest could not be loaded: ${describeError(error)}`;
+    }
+  }
+
+  /** @param {Digest} digest */
+  renderDigest(digest) {
+    const stories = Array.isArray(digest.stories) ? digest.stories : [];
+    const t = digest.totals ?? { stories: 0, above_bar: 0, generic: 0 };
+    this.digestSummary.textContent =
+      stories.length === 0
+        ? `${digest.date}: no story above the bar.`
+        : `${digest.date}: ${stories.length} of ${t.above_bar} stories above the bar, most significant first (budget ${digest.budget?.perDay ?? stories.length} a day).`;
+    this.digestList.replaceChildren(...stories.map((story) => renderStory(story)));
+  }
+
   /** (Re)loads the list and follows the stream. */
   async start() {
     this.stop();
     this.pending = [];
     this.connect();
+    void this.loadDigest(this.pickedDay());
     try {
       const data = await getJson('v1/spikes', { state: 'all', limit: 50 });
       /** @type {Episode[]} */
@@ -170,6 +276,7 @@ export class SpikePanel {
 
   stop() {
     window.clearTimeout(this.retryTimer);
+    window.clearTimeout(this.digestTimer);
     this.source?.close();
     this.source = null;
   }
@@ -191,6 +298,11 @@ export class SpikePanel {
       }
       if (this.pending) this.pending.push(alert);
       else this.apply(alert, true);
+    });
+    // A story delivered within the budget changes the digest: reloaded once things settle.
+    source.addEventListener('story', () => {
+      window.clearTimeout(this.digestTimer);
+      this.digestTimer = window.setTimeout(() => void this.loadDigest(this.pickedDay()), 500);
     });
     source.addEventListener('error', () => {
       if (source.readyState === EventSource.CONNECTING) {

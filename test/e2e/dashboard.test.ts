@@ -99,6 +99,10 @@ describe('the dashboard', () => {
     ]);
     await expect.poll(() => page.locator('#spike-connection').innerText()).toBe('Live');
     await expect.poll(() => page.locator('#status-fields').innerText()).toContain('congo-jan-2025');
+    // The default view: the latest day's digest, its stories ranked within the alert budget.
+    await expect.poll(() => texts(page, '#spike-digest .entity-link')).toEqual(['Goma']);
+    expect(await page.locator('#spike-digest-date').inputValue()).toBe('2025-01-26');
+    expect(await page.locator('#spike-digest-summary').innerText()).toContain('2025-01-26');
     await screenshot(page, '01-spikes-loaded-desktop');
 
     // A new episode, pushed as the spike stage would: it comes first and is announced politely.
@@ -107,6 +111,9 @@ describe('the dashboard', () => {
     expect(await texts(page, '#spike-list > li:first-child .entity-link')).toEqual(['Rwanda']);
     expect(await page.locator('#spike-list > li').first().getAttribute('class')).toContain('is-new');
     expect(await page.locator('#spike-list > li').first().getAttribute('data-state')).toBe('STARTED');
+    // Delivered within the budget: the digest moves on to the new story's day.
+    await expect.poll(() => texts(page, '#spike-digest .entity-link')).toEqual(['Rwanda']);
+    expect(await page.locator('#spike-digest > li').first().innerText()).toContain('Pushed');
     const announcer = page.locator('#spike-announcer');
     expect(await announcer.getAttribute('aria-live')).toBe('polite');
     await expect.poll(() => announcer.textContent()).toContain('New spike: Rwanda, 27 mentions');
