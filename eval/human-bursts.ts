@@ -94,6 +94,36 @@ export function entityTitles(
   return titles;
 }
 
+/**
+ * The bursts the product's own counts could show: at least `minimum` articles in the burst's
+ * window (its first day and the two before) mention an entity linked to the title. The others are
+ * markup's misses (a demonym, "Israeli", linked to Israel; a role, "President", to its holder),
+ * beyond what spike detection can see.
+ */
+export function detectableBursts(
+  bursts: readonly HumanBurst[],
+  marked: readonly MarkedArticle[],
+  titles: ReadonlyMap<string, string>,
+  minimum = 3,
+): HumanBurst[] {
+  const counts = new Map<string, Map<number, number>>();
+  for (const article of marked) {
+    const day = Math.floor(article.article.published_at / DAY_MS) * DAY_MS;
+    const linked = new Set(article.mentions.flatMap((m) => titles.get(m.entity_id) ?? []));
+    for (const title of linked) {
+      const byDay = counts.get(title) ?? new Map<number, number>();
+      byDay.set(day, (byDay.get(day) ?? 0) + 1);
+      counts.set(title, byDay);
+    }
+  }
+  return bursts.filter((b) => {
+    const byDay = counts.get(b.title);
+    let sum = 0;
+    for (let d = b.start - 2 * DAY_MS; d <= b.start; d += DAY_MS) sum += byDay?.get(d) ?? 0;
+    return sum >= minimum;
+  });
+}
+
 /** One day's alerts as the product ranks them: each with the entity ids it covers (lead first). */
 export interface RankedAlert {
   lead: string;

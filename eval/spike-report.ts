@@ -43,6 +43,7 @@ import type { Article, MarkedArticle, Mention, SpikeAlert } from '../schemas/rec
 import { devDataPath, missingDevDataMessage } from './dev-data.js';
 import {
   dayString,
+  detectableBursts,
   entityTitles,
   humanBursts,
   scoreAgainstHumans,
@@ -84,6 +85,12 @@ const CONFIGURATIONS: Configuration[] = [
     },
     budget: { minSignificance: bar },
   })),
+  {
+    name: 'surprise-end0.5',
+    about: 'the count model, an episode ends as soon as it falls below the start bar',
+    day: { ...DEFAULT_DAY_RULE, endSignificance: DEFAULT_DAY_RULE.minSignificance },
+    budget: {},
+  },
   {
     name: 'surprise-1day',
     about: 'the count model, today only (no 3-day window)',
@@ -245,6 +252,64 @@ function volumeFigures(data: Prepared, run: Run): Record<string, number> {
   };
 }
 
+/**
+ * A feed with no news in it: 40 days of 500 articles, each naming 8 of 5,000 entities drawn at
+ * stationary, Zipf-like rates (seeded). Whatever is alerted here is a false alarm: episodes,
+ * stories listed in the digest above the bar, and stories pushed.
+ */
+function nullFeedFigures(): Record<string, Record<string, number>> {
+  let seed = 7;
+  const random = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const start = Date.UTC(2025, 0, 6);
+  const mentions: Mention[] = [];
+  for (let d = 0; d < 40; d++) {
+    for (let a = 0; a < 500; a++) {
+      const t = start + d * DAY_MS + Math.floor(random() * DAY_MS);
+      const entities = new Set<number>();
+      while (entities.size < 8) entities.add(Math.floor(Math.pow(random(), 3) * 5000));
+      for (const e of entities) {
+        const article = `null-${d}-${a}`;
+        mentions.push({
+          entity_id: `e-${e}`,
+          name: `Name ${e}`,
+          entity_type: 'OTHER',
+          t,
+          chunk_id: `${article}:v1:0`,
+          article_id: article,
+          url: null,
+        });
+      }
+    }
+  }
+  mentions.sort((x, y) => x.t - y.t);
+  const figures: Record<string, Record<string, number>> = {};
+  for (const config of CONFIGURATIONS.filter((c) => ['before', 'neon', 'surprise'].includes(c.name))) {
+    const detector = new SpikeDetector({ day: config.day, hour: null, now: () => NOW });
+    const desk = new AlertDesk({ budget: config.budget ?? { minSignificance: 0 } });
+    let started = 0;
+    let pushed = 0;
+    for (const m of mentions) {
+      for (const alert of detector.offer(m, 0).alerts) {
+        if (alert.state === 'STARTED') started += 1;
+        if (desk.apply(alert).delivered) pushed += 1;
+      }
+    }
+    // The last 20 days: past the baseline's first weeks.
+    const listed: number[] = [];
+    for (let d = 20; d < 40; d++) {
+      const digest = desk.digest(start + d * DAY_MS);
+      listed.push(config.budget === undefined ? digest.totals.stories : digest.stories.length);
+    }
+    listed.sort((a, b) => a - b);
+    figures[config.name] = {
+      episodes_per_day: Number((started / 40).toFixed(1)),
+      listed_per_day_median: listed[listed.length >> 1]!,
+      pushed: config.budget === undefined ? started : pushed,
+    };
+  }
+  return figures;
+}
+
 const pct = (x: number): string => `${(100 * x).toFixed(0)}%`;
 const iv = (i: { low: number; high: number }, asPct = true): string =>
   asPct ? `[${pct(i.low)}, ${pct(i.high)}]` : `[${i.low}, ${i.high}]`;
@@ -288,18 +353,21 @@ async function main(): Promise<void> {
   const titles = entityTitles(dev.marked, itemsById);
   const reachableTitles = new Set(titles.values());
   const reachable = bursts.filter((b) => reachableTitles.has(b.title));
+  const detectable = detectableBursts(reachable, dev.marked, titles);
   const bundled = prepare('bundled', readBundled());
   const bundledTitles = entityTitles(bundled.marked, itemsById);
 
   const results: Record<string, unknown> = {};
   const figures: Record<string, Record<string, SpikeFigures>> = { development: {}, bundled: {} };
   const all: Record<string, SpikeFigures> = {};
+  const visible: Record<string, SpikeFigures> = {};
   let defaultRun: Run | undefined;
   for (const config of CONFIGURATIONS) {
     const run = runConfiguration(dev, config);
     if (config.name === 'surprise') defaultRun = run;
     figures.development![config.name] = scoreAgainstHumans(run.byDay, reachable, titles, dev);
     all[config.name] = scoreAgainstHumans(run.byDay, bursts, titles, dev);
+    visible[config.name] = scoreAgainstHumans(run.byDay, detectable, titles, dev);
     const bundledRun = runConfiguration(bundled, config);
     figures.bundled![config.name] = scoreAgainstHumans(bundledRun.byDay, reachable, bundledTitles, bundled);
   }
@@ -322,6 +390,7 @@ async function main(): Promise<void> {
     }
   }
 
+  const nullFeed = nullFeedFigures();
   const chosen = figures.development!.surprise!;
   Object.assign(results, {
     recall: chosen.recall,
@@ -336,6 +405,7 @@ async function main(): Promise<void> {
         "episodes of consecutive days on which a title's linked stories fire NEON's rule (3-day sum > mean + 1 std of the previous 28, at least 3)",
       all: bursts.length,
       reachable: reachable.length,
+      detectable: detectable.length,
       titles_with_entities: reachableTitles.size,
     },
     samples: {
@@ -346,7 +416,9 @@ async function main(): Promise<void> {
     configurations: Object.fromEntries(CONFIGURATIONS.map((c) => [c.name, c.about])),
     reachable_bursts: figures,
     all_bursts_development: all,
+    detectable_bursts_development: visible,
     alert_volume: volume,
+    null_feed: nullFeed,
     seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
   });
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
@@ -365,6 +437,11 @@ async function main(): Promise<void> {
   }
   console.log(`\ndevelopment sample, all ${bursts.length} human bursts (markup misses count as misses):`);
   for (const [name, f] of Object.entries(all)) console.log(row(name, f));
+  console.log(
+    `\ndevelopment sample, the ${detectable.length} reachable bursts whose title the product's own articles ` +
+      `show at least 3 times in the burst's window (what spike detection can see):`,
+  );
+  for (const [name, f] of Object.entries(visible)) console.log(row(name, f));
   for (const [name, byConfig] of Object.entries(volume)) {
     console.log(`\n${name} (no human links): alerts per day with articles`);
     for (const [config, v] of Object.entries(byConfig)) {
@@ -373,6 +450,12 @@ async function main(): Promise<void> {
           `alerts ${v.alerts} over ${v.days_with_articles} days (${v.episodes} episodes)`,
       );
     }
+  }
+  console.log('\nnull feed (no news: stationary rates; everything alerted is a false alarm):');
+  for (const [config, v] of Object.entries(nullFeed)) {
+    console.log(
+      `  ${config.padEnd(18)} episodes/day ${v.episodes_per_day}  listed/day (median, last 20 days) ${v.listed_per_day_median}  pushed ${v.pushed}`,
+    );
   }
   const digestDay = arg('--digest');
   if (digestDay && defaultRun?.desk) {

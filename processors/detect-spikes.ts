@@ -748,7 +748,8 @@ export class SpikeDetector {
   private newcomerTail(granularity: Granularity, rule: SpikeRule, clock: PartitionClock): NewcomerTail {
     const today = bucketStart(clock.latest, 'DAY');
     const held = this.newcomers[granularity];
-    if (held && held.day === today) return held.tail;
+    // Learnt once per day: partitions a little behind the others use the day's tail as it is.
+    if (held && held.day >= today) return held.tail;
     const size = BUCKET_MS[granularity];
     const firstKnown = bucketStart(this.countingSince(), granularity);
     const closedBefore = bucketStart(clock.latest - rule.allowedLatenessMs, granularity);

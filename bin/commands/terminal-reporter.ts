@@ -106,13 +106,13 @@ export function createTerminalReporter(options: { out?: NodeJS.WriteStream; quie
       write(text);
     },
     alert: (alert, desk) => {
-      if (alert.state === 'ONGOING') return;
       const story = desk?.story;
       if (story === undefined) {
-        write(alertLine(alert));
+        if (alert.state !== 'ONGOING') write(alertLine(alert));
         return;
       }
-      if (alert.state === 'STARTED' && desk?.delivered) {
+      // A story is pushed by whichever state first takes it past the bar: a growth update too.
+      if (desk?.delivered) {
         const others = story.members.filter((m) => m.entity_id !== alert.entity_id).map((m) => m.entity_name);
         write(`${alertLine(alert)}${others.length > 0 ? ` + ${others.join(', ')}` : ''}`);
       } else if (alert.state === 'ENDED' && story.delivered && alert.entity_id === story.lead.entity_id) {

@@ -73,6 +73,8 @@ export interface StoryMember {
   open: boolean;
   /** The member's latest alert state. */
   latest: SpikeAlert;
+  /** Its most significant state before it ended: the window, counts and sources a digest shows. */
+  peak: SpikeAlert;
 }
 
 export interface Story {
@@ -247,6 +249,7 @@ export class AlertDesk {
       articles: alert.state === 'ENDED' ? 0 : Math.max(alert.articles, alert.article_ids.length),
       open: alert.state !== 'ENDED',
       latest: alert,
+      peak: alert,
     };
     this.articleSets.set(member, new Set(alert.article_ids));
     const home = this.storyFor(member, day);
@@ -342,6 +345,7 @@ export class AlertDesk {
     member.latest = alert;
     member.open = alert.state !== 'ENDED';
     if (alert.state !== 'ENDED') {
+      if (peakOf(alert) >= peakOf(member.peak) || member.peak.state === 'ENDED') member.peak = alert;
       member.significance = Math.max(member.significance, peakOf(alert));
       member.articles = Math.max(member.articles, alert.articles, alert.article_ids.length);
       const ids = this.articleSets.get(member) ?? new Set<string>();

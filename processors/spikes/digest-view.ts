@@ -28,7 +28,7 @@ export interface StoryJson {
   entity_type: string;
   significance: number;
   articles: number;
-  /** The lead's latest window: its count, what was expected, the rule in words. */
+  /** The lead's most significant window: its count, what was expected, the rule in words. */
   observed: number;
   expected: number;
   method: string;
@@ -38,7 +38,7 @@ export interface StoryJson {
   delivered_at: string | null;
   generic: boolean;
   members: StoryMemberJson[];
-  /** The lead's contributing articles, newest first (ids, and URLs where known). */
+  /** The contributing articles of the lead's most significant window, newest first (ids, and URLs where known). */
   article_ids: string[];
   urls: string[];
 }
@@ -55,7 +55,7 @@ export interface DigestJson {
 const iso = (t: number): string => new Date(t).toISOString();
 
 export function storyJson(story: Story, rank: number): StoryJson {
-  const latest = story.lead.latest;
+  const latest = story.lead.peak;
   return {
     rank,
     id: story.id,
