@@ -244,7 +244,7 @@ function main(): void {
       article_id: `doc-${i}`,
       index: 0,
       text: doc.text,
-      title: doc.title ?? '',
+      title: doc.title,
       marked_text: doc.text,
       entity_ids: [],
       entities: [],
