@@ -10,7 +10,10 @@ const BENCHMARKS: Record<string, { file: string; about: string }> = {
   stages: { file: './stage-throughput.ts', about: 'articles/s of intake, markup, chunk and dedupe on one core' },
   spikes: { file: './spikes.ts', about: 'spike detector mentions/s, state per entity, and the stage on Kafka' },
   query: { file: './query.ts', about: 'retrieval p50/p95/p99 per strategy at growing n vs raw ES kNN' },
-  embed: { file: './embed.ts', about: 'texts/s of the local embedding model on one core at batch sizes 1/16/64' },
+  embed: {
+    file: './embed.ts',
+    about: 'texts/s of the four local embedding models on one core, ratios to all-MiniLM-L6-v2',
+  },
   extract: { file: './extract.ts', about: 'LLM calls, tokens and tuples per 1k articles for M1/M2, gated vs all' },
   pipeline: { file: './pipeline.ts', about: 'articles/s + freshness to searchable on Kafka + ES vs ceiling, stages' },
 };

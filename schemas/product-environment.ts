@@ -71,7 +71,10 @@ export const PRODUCT_ENVIRONMENT: readonly EnvironmentVariable[] = [
   deployment('NEON_EMBEDDER', 'local, openai or hashing'),
   deployment('NEON_EMBEDDINGS_URL', 'OpenAI-compatible embeddings endpoint'),
   deployment('NEON_EMBEDDINGS_KEY', 'bearer key of the embeddings endpoint', true),
-  deployment('NEON_EMBEDDINGS_MODEL', 'embedding model name at the endpoint'),
+  deployment(
+    'NEON_EMBEDDINGS_MODEL',
+    'local model (all-MiniLM-L6-v2, bge-small-en-v1.5, their -q int8 forms) or the model name at the endpoint',
+  ),
   deployment('NEON_EMBEDDINGS_DIMENSIONS', 'vector dimensions'),
   deployment('NEON_EMBEDDINGS_BATCH_SIZE', 'texts per embeddings request'),
   deployment('NEON_EMBEDDINGS_CONCURRENCY', 'embeddings requests in flight'),
