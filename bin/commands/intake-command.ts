@@ -70,6 +70,8 @@ export function registerIntakeCommand(program: Command): void {
       if (feeds.length === 0 && tokens.length === 0) {
         throw new UsageError('nothing to do: give --feeds FILE, or set NEON_INTAKE_TOKENS to accept POSTed articles');
       }
+      // Checked before connecting to Kafka, so a mistyped port fails at once rather than after the broker.
+      const port = parsePort(flags.port, '--port');
       const metricsPort = parsePort(flags.metricsPort, '--metrics-port');
       const { transport, brokers } = await clusterTransport('neon-intake', process.env, [
         TOPICS.articles,
@@ -96,8 +98,8 @@ export function registerIntakeCommand(program: Command): void {
       const app = Fastify({ logger: false });
       if (tokens.length > 0) {
         registerArticleEndpoint(app, { publisher, tokens });
-        await app.listen({ port: Number(flags.port), host: flags.host });
-        say(`accepting POST http://${flags.host}:${flags.port}/v1/articles (Bearer token from NEON_INTAKE_TOKENS)`);
+        await app.listen({ port, host: flags.host });
+        say(`accepting POST http://${flags.host}:${port}/v1/articles (Bearer token from NEON_INTAKE_TOKENS)`);
       }
       poller.start();
       say(`intake publishing to news.articles on ${brokers.join(',')}; ${feeds.length} feed(s); state in ${stateDir}`);

@@ -1,3 +1,4 @@
+import { UsageError } from '../../infra/cli-errors.js';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
 import type { Article } from '../../schemas/records.generated.js';
 import { callService, type ServiceTarget } from './service-client.js';
@@ -27,8 +28,9 @@ export class ServiceArticlePublisher implements ArticlePublisher {
     private readonly target: ServiceTarget,
     private readonly batchSize = 200,
   ) {
+    // A setting the user has not given, not a bug: a usage error naming it, without a stack.
     if (!target.intakeToken) {
-      throw new Error(
+      throw new UsageError(
         `no intake token for ${target.url}: set NEON_INTAKE_TOKEN (one of the service's NEON_INTAKE_TOKENS)`,
       );
     }
