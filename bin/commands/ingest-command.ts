@@ -66,7 +66,7 @@ export function registerIngestCommand(program: Command): void {
     .description('ingest news once: a feed URL, a feed or JSONL file, or JSONL on stdin ("-")')
     .argument('<source>', 'https://…/rss.xml | feed.xml | articles.jsonl[.gz] | -')
     .option('--api <url>', 'send to a running neon-stream (default: NEON_API_URL, or the running neon start)')
-    .option('--limit <n>', 'at most n articles')
+    .option('--limit <n>', 'at most n articles (of a feed: its n newest new entries)')
     .option('--json', 'print the report as JSON')
     .action(async (source: string, flags: { api?: string; limit?: string; json?: boolean }) => {
       const limit = flags.limit === undefined ? undefined : Number(flags.limit);
@@ -102,6 +102,7 @@ export function registerIngestCommand(program: Command): void {
             publisher,
             stateStore: new MemoryFeedStateStore(),
             log: () => undefined,
+            ...(limit === undefined ? {} : { maxEntriesPerPoll: limit }),
           });
           const [report] = await poller.pollOnce();
           await poller.stop();

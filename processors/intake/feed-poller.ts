@@ -113,6 +113,11 @@ export interface FeedPollerOptions {
   /** Guids remembered per feed. Default 5,000. */
   maxSeenGuids?: number;
   /**
+   * At most this many new entries are taken per poll of a feed: the newest ones (`neon ingest
+   * --limit`). The others stay unseen, so the next poll offers them. Default: all.
+   */
+  maxEntriesPerPoll?: number;
+  /**
    * A dead-lettered feed body is cut to this many bytes, so that it fits a broker message (Kafka's
    * default limit is 1 MiB). Default 900 KiB.
    */
@@ -194,6 +199,10 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
   const maxBackoffMs = (options.maxBackoffSeconds ?? 6 * 3600) * 1000;
   const jitter = options.jitter ?? 0.1;
   const maxSeenGuids = options.maxSeenGuids ?? DEFAULT_MAX_SEEN_GUIDS;
+  const maxEntriesPerPoll = options.maxEntriesPerPoll ?? Number.POSITIVE_INFINITY;
+  if (!(maxEntriesPerPoll > 0 && (Number.isInteger(maxEntriesPerPoll) || maxEntriesPerPoll === Infinity))) {
+    throw new FeedPollerConfigError([`maxEntriesPerPoll: must be a positive integer (got ${maxEntriesPerPoll})`]);
+  }
   const maxDeadLetterBytes = options.maxDeadLetterBytes ?? 900 * 1024;
 
   const running = new Map<string, Promise<PollReport>>();
@@ -285,8 +294,10 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
       if (!seen.has(entry.guid) && !fresh.has(entry.guid)) fresh.set(entry.guid, entry);
     }
     report.newEntries = fresh.size;
-    // Feeds list the newest entry first; publishing the oldest first keeps the stream in time order.
-    const ordered = [...fresh.values()].reverse();
+    // Feeds list the newest entry first: a capped poll takes the newest, and publishing the oldest of
+    // those first keeps the stream in time order.
+    const ordered = [...fresh.values()].slice(0, maxEntriesPerPoll).reverse();
+    const leftOver = fresh.size - ordered.length;
     const delivered: string[] = [];
     let failure: { error: FeedPollError; message: string } | undefined;
     for (const entry of ordered) {
@@ -309,8 +320,12 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
     }
     state = rememberGuids(state, delivered, maxSeenGuids);
     if (failure !== undefined) return settle(failure.error, failure.message);
-    // Deferred entries must be offered again: keep the old validators so the next GET is not a 304.
-    if (report.deferred === 0 && (state.etag !== response.etag || state.lastModified !== response.lastModified)) {
+    // Deferred and left-over entries must be offered again: keep the old validators so the next GET is not a 304.
+    if (
+      report.deferred === 0 &&
+      leftOver === 0 &&
+      (state.etag !== response.etag || state.lastModified !== response.lastModified)
+    ) {
       state = { ...state, etag: response.etag, lastModified: response.lastModified };
     }
     report.outcome = 'delivered';
