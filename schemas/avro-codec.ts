@@ -23,7 +23,7 @@ import {
  *
  * - `unknown_schema`: no header, an id this build does not know, or a schema of another record;
  * - `undecodable`: the bytes are not one complete record of the writer schema (garbage, truncated,
- *   trailing bytes, absurd collection sizes);
+ *   trailing bytes, absurd collection sizes, strings that are not UTF-8);
  * - `invalid_record`: well-formed Avro whose values make no sense (see validate-record-semantics.ts);
  *   also raised by encodeRecord, so a producer never writes what its readers would reject.
  *

@@ -1,5 +1,6 @@
 import avsc from 'avsc';
 import type { Schema, Type } from 'avsc';
+import { readUtf8String } from './avro-string-guard.js';
 
 /**
  * avsc trusts the item count at the head of each array and map block: a ten-byte poison message
@@ -22,6 +23,7 @@ interface Tap {
   skipLong(): void;
   readString(): string | undefined;
   skipString(): void;
+  _invalidate(): void;
 }
 
 interface Internal {
@@ -71,7 +73,8 @@ function readMap(this: MapInternal, tap: Tap): Record<string, unknown> {
   const result: Record<string, unknown> = {};
   for (let n = blockCount(tap); n > 0; n = blockCount(tap)) {
     while (n-- > 0) {
-      const key = tap.readString() ?? '';
+      // Keys are Avro strings: invalid UTF-8 makes the record undecodable, as in a string field.
+      const key = readUtf8String(tap) ?? '';
       // defineProperty, not assignment: a `__proto__` key must stay data, not replace the prototype.
       Object.defineProperty(result, key, {
         value: values._read(tap),

@@ -1,6 +1,7 @@
 import avsc from 'avsc';
 import type { Schema, Type } from 'avsc';
 import { boundedCollectionsTypeHook } from './avro-collection-guard.js';
+import { utf8StringsTypeHook } from './avro-string-guard.js';
 import { readAvroSchemaFiles, type AvroSchemaFile, type RecordNode } from './avro-schema-files.js';
 import { RECORD_NAMES, type RecordName } from './records.generated.js';
 
@@ -44,6 +45,11 @@ export interface RegisteredSchema {
  */
 const TYPE_OPTIONS = { wrapUnions: 'never', omitRecordMethods: true } as const;
 
+/** What decoding refuses beyond avsc: collections larger than their bytes, strings that are not UTF-8. */
+function decodeGuardsTypeHook(schema: Schema, options: object): Type | undefined {
+  return boundedCollectionsTypeHook(schema, options) ?? utf8StringsTypeHook(schema);
+}
+
 const ID_HEX_DIGITS = 16;
 
 export function schemaIdOf(recordName: string, type: Type): string {
@@ -85,7 +91,7 @@ export class AvroRegistry {
     if (!isRecordName(recordName)) throw new Error(`${file.file}: ${recordName} has no current schema`);
     let type: Type;
     try {
-      type = avsc.Type.forSchema(file.json as Schema, { ...TYPE_OPTIONS, typeHook: boundedCollectionsTypeHook });
+      type = avsc.Type.forSchema(file.json as Schema, { ...TYPE_OPTIONS, typeHook: decodeGuardsTypeHook });
     } catch (error) {
       throw new Error(`${file.file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
