@@ -26,6 +26,46 @@ export class Secret {
   }
 }
 
+const REDACTED = '<redacted>';
+
+/**
+ * Query (and fragment) parameters whose values are credentials, by how their names end once lower-cased
+ * and stripped of separators: `key`, `api_key`, `X-Amz-Credential`, `access_token`, `client_secret`,
+ * `sig`… Catching a harmless parameter too only hides a value from a log line.
+ */
+const SECRET_PARAMETER_ENDINGS = /(key|token|secret|password|passwd|pwd|sig|signature|credentials?|auth)$/;
+
+function isSecretParameter(name: string): boolean {
+  let decoded = name;
+  try {
+    decoded = decodeURIComponent(name.replace(/\+/g, ' '));
+  } catch {
+    // A malformed escape: judge the name as written.
+  }
+  return SECRET_PARAMETER_ENDINGS.test(decoded.toLowerCase().replace(/[^a-z0-9]/g, ''));
+}
+
+/**
+ * A URL as it may be printed, logged or served: its userinfo (`user:password@`) and the values of
+ * secret-looking query parameters become `<redacted>`. Works on the text, so what does not parse as a
+ * URL (a `user:pass@host:port` broker, a URL with a space) is redacted as far as it can be and the
+ * rest is left character for character; redacting twice changes nothing more.
+ */
+export function redactUrl(text: string): string {
+  return text
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/?#\s@]*(?:@[^/?#\s@]*)*@/i, (_whole, scheme: string | undefined) =>
+      scheme === undefined ? `${REDACTED}@` : `${scheme}${REDACTED}@`,
+    )
+    .replace(/([?&;#])([^=&;#?]+)=([^&;#]*)/g, (whole, separator: string, name: string) =>
+      isSecretParameter(name) ? `${separator}${name}=${REDACTED}` : whole,
+    );
+}
+
+/** Every `scheme://…` URL inside a message (an error from a client, say) passed through redactUrl. */
+export function redactUrlsIn(message: string): string {
+  return message.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, (url) => redactUrl(url));
+}
+
 const brokerAddress = z
   .string()
   .trim()

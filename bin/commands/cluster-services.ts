@@ -7,6 +7,7 @@ import { localEndpoints } from '../../infra/local-infrastructure.js';
 import {
   elasticsearchCaFromEnv,
   elasticsearchUrlSchema,
+  redactUrl,
   Secret,
   type ElasticsearchConnection,
 } from '../../schemas/connection-config.js';
@@ -15,7 +16,8 @@ import { createElasticsearchClient } from '../../streams/elasticsearch-client.js
 
 /**
  * The Elasticsearch a command talks to: `ES_URL` (with `ES_API_KEY` or `ES_USERNAME`/`ES_PASSWORD`)
- * when set, otherwise the local node of `neon infra up`.
+ * when set, otherwise the local node of `neon infra up`. `url` is for messages and the status: any
+ * credentials `ES_URL` carries (`https://user:password@host`) are redacted from it.
  */
 export function clusterElasticsearch(env = process.env): { es: Client; url: string } {
   if (env.ES_URL !== undefined) {
@@ -33,7 +35,7 @@ export function clusterElasticsearch(env = process.env): { es: Client; url: stri
         ? { username: env.ES_USERNAME, password: new Secret(env.ES_PASSWORD) }
         : {}),
     };
-    return { es: createElasticsearchClient(connection), url: connection.url };
+    return { es: createElasticsearchClient(connection), url: redactUrl(connection.url) };
   }
   const url = localEndpoints(loadLocalInfraConfig(env)).elasticsearchUrl;
   const parsed = elasticsearchUrlSchema.safeParse(url);

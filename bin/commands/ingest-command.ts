@@ -7,6 +7,7 @@ import { MemoryFeedStateStore } from '../../processors/intake/feed-state-store.j
 import { parseFeed } from '../../processors/intake/parse-feed.js';
 import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
+import { redactUrl } from '../../schemas/connection-config.js';
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
 import type { Transport } from '../../streams/transport.js';
 import { clusterTransport } from './cluster-transport.js';
@@ -74,6 +75,8 @@ export function registerIngestCommand(program: Command): void {
         throw new UsageError('--limit must be a positive integer');
       }
       const kind = kindOf(source);
+      // A feed URL may carry a token (…/rss?key=…): the report and messages show it redacted.
+      const shown = kind === 'feed-url' ? redactUrl(source) : source;
       const started = Date.now();
       const service = findService(flags.api);
       let transport: Transport | undefined;
@@ -83,7 +86,7 @@ export function registerIngestCommand(program: Command): void {
       if (service) {
         const toService = new ServiceArticlePublisher(service);
         publisher = toService;
-        to = `${service.url} (from ${service.from})`;
+        to = `${redactUrl(service.url)} (from ${service.from})`;
         published = () => toService.counters.published;
       } else {
         const cluster = await clusterTransport('neon-ingest');
@@ -107,7 +110,7 @@ export function registerIngestCommand(program: Command): void {
           const [report] = await poller.pollOnce();
           await poller.stop();
           if (report?.outcome === 'failed') {
-            throw new UsageError(`${source}: ${report.message ?? report.error ?? 'the feed could not be read'}`);
+            throw new UsageError(`${shown}: ${report.message ?? report.error ?? 'the feed could not be read'}`);
           }
           if (report && report.rejected > 0) refused.refused = report.rejected;
         } else {
@@ -140,7 +143,7 @@ export function registerIngestCommand(program: Command): void {
           ? publisher.counters.deadLettered
           : Object.values(refused).reduce((n, c) => n + c, 0);
       const report: IngestReport = {
-        source,
+        source: shown,
         kind,
         to,
         published: published(),
@@ -154,7 +157,7 @@ export function registerIngestCommand(program: Command): void {
       }
       const reasons = Object.entries(refused).map(([reason, n]) => `${reason} ${n}`);
       process.stdout.write(
-        `ingested ${report.published} articles from ${source} into ${to} in ${(report.durationMs / 1000).toFixed(1)} s; ` +
+        `ingested ${report.published} articles from ${shown} into ${to} in ${(report.durationMs / 1000).toFixed(1)} s; ` +
           `refused: ${reasons.length > 0 ? `${reasons.join(', ')} (${report.dead_lettered} dead-lettered with the reason)` : 'none'}\n`,
       );
     });

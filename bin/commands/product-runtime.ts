@@ -5,6 +5,7 @@ import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js
 import type { ChatModel } from '../../processors/extract/chat-model.js';
 import { OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
+import { redactUrl } from '../../schemas/connection-config.js';
 import { startApiServer, type ApiServer } from '../../service/api-server.js';
 import type { FeedStatus, StatusDocument } from '../../service/status-routes.js';
 import type { Datastore } from '../../streams/datastore.js';
@@ -149,7 +150,8 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
           dead_lettered: s.dead_lettered,
           running: s.running,
         })),
-        datastores: { location: datastore.location, chunks, interactions },
+        // Served to anyone with API access: a location given with credentials shows without them.
+        datastores: { location: redactUrl(datastore.location), chunks, interactions },
         entities: running.directory.size,
         spikes: {
           open: running.feed.book.query({ state: 'open', limit: 100_000 }).length,

@@ -8,6 +8,7 @@ import { loadWikipediaCurrentEventsReplay } from '../../processors/intake/load-w
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
 import { UsageError } from '../../infra/cli-errors.js';
+import { redactUrl } from '../../schemas/connection-config.js';
 import { clusterTransport } from './cluster-transport.js';
 import { countProgress } from './count-progress.js';
 import { ServiceArticlePublisher } from './service-article-publisher.js';
@@ -90,7 +91,7 @@ export function registerReplayCommand(program: Command): void {
         let destination: string;
         if (service) {
           publisher = new ServiceArticlePublisher(service);
-          destination = `${service.url} (from ${service.from})`;
+          destination = `${redactUrl(service.url)} (from ${service.from})`;
         } else {
           const cluster = await clusterTransport('neon-replay');
           transport = cluster.transport;

@@ -1,5 +1,6 @@
 import { UsageError } from '../../infra/cli-errors.js';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
+import { redactUrl } from '../../schemas/connection-config.js';
 import type { Article } from '../../schemas/records.generated.js';
 import { callService, type ServiceTarget } from './service-client.js';
 
@@ -31,7 +32,7 @@ export class ServiceArticlePublisher implements ArticlePublisher {
     // A setting the user has not given, not a bug: a usage error naming it, without a stack.
     if (!target.intakeToken) {
       throw new UsageError(
-        `no intake token for ${target.url}: set NEON_INTAKE_TOKEN (one of the service's NEON_INTAKE_TOKENS)`,
+        `no intake token for ${redactUrl(target.url)}: set NEON_INTAKE_TOKEN (one of the service's NEON_INTAKE_TOKENS)`,
       );
     }
   }

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../infra/cli-errors.js';
+import { redactUrl, redactUrlsIn } from '../../schemas/connection-config.js';
 import { loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
 
 /**
@@ -85,7 +86,7 @@ export function findService(
   const intakeToken = env.NEON_INTAKE_TOKEN?.trim() || undefined;
   if (explicit !== undefined) {
     if (!URL.canParse(explicit) || !/^https?:$/.test(new URL(explicit).protocol)) {
-      throw new UsageError(`--api / NEON_API_URL must be an http(s) URL, got "${explicit}"`);
+      throw new UsageError(`--api / NEON_API_URL must be an http(s) URL, got "${redactUrl(explicit)}"`);
     }
     return withKey({
       url: explicit.replace(/\/+$/, ''),
@@ -124,7 +125,7 @@ export async function callService<T>(
     });
   } catch (error) {
     throw new ServiceError(
-      `neon-stream at ${target.url} (from ${target.from}) did not answer: ${error instanceof Error ? error.message : String(error)}`,
+      `neon-stream at ${redactUrl(target.url)} (from ${target.from}) did not answer: ${redactUrlsIn(error instanceof Error ? error.message : String(error))}`,
       undefined,
       'unreachable',
     );
@@ -139,7 +140,7 @@ export async function callService<T>(
   if (!response.ok && response.status !== 207) {
     const problem = body as { error?: string; message?: string } | undefined;
     throw new ServiceError(
-      `${target.url}${path.split('?')[0] ?? ''} answered ${response.status}: ${problem?.message ?? text.slice(0, 300)}` +
+      `${redactUrl(target.url)}${path.split('?')[0] ?? ''} answered ${response.status}: ${problem?.message ?? text.slice(0, 300)}` +
         (response.status === 401 ? ' (set NEON_API_KEY, or NEON_INTAKE_TOKEN for ingest)' : ''),
       response.status,
       problem?.error,

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
+import { redactUrl } from '../../schemas/connection-config.js';
 import type { SpikeEpisode } from '../../processors/spikes/spike-book.js';
 import { digestJson, digestLines, type DigestJson } from '../../processors/spikes/digest-view.js';
 import { episodeJson, alertJson } from '../../service/spike-routes.js';
@@ -166,7 +167,8 @@ async function spikesFromService(
       },
       signal: abort.signal,
     });
-    if (!response.ok || !response.body) throw new Error(`${service.url}/v1/spikes/stream answered ${response.status}`);
+    if (!response.ok || !response.body)
+      throw new Error(`${redactUrl(service.url)}/v1/spikes/stream answered ${response.status}`);
     const decoder = new TextDecoder();
     let buffer = '';
     for await (const chunk of response.body) {

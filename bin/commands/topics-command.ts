@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
+import { redactUrl } from '../../schemas/connection-config.js';
 import type { StatusDocument } from '../../service/status-routes.js';
 import { STAGE_CATALOG } from '../../streams/stage-catalog.js';
 import { stageLag } from '../../streams/stage-lag.js';
@@ -39,7 +40,7 @@ export function registerTopicsCommand(program: Command): void {
       const service = findService(flags.api);
       if (service) {
         const status = await callService<StatusDocument>(service, '/v1/status');
-        from = `${service.url} (${status.mode})`;
+        from = `${redactUrl(service.url)} (${status.mode})`;
         rows = status.stages.map((s) => ({
           stage: s.stage,
           group: s.group,

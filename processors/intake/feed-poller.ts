@@ -8,7 +8,7 @@
  * re-delivers the entries of the poll it interrupted; article ids are deterministic, so downstream
  * overwrites.
  *
- * Dead letters (origin: the feed URL): per entry, whatever normalisation refuses (`invalid_url`,
+ * Dead letters (origin: the feed URL, credentials redacted): per entry, whatever normalisation refuses (`invalid_url`,
  * `no_text`, `missing_date`, `impossible_date`, `oversized`, `boilerplate`, …); per poll, at most one
  * for the whole body (`unparseable_feed`, `invalid_utf8`). Transport failures (timeouts, refused
  * connections, HTTP errors, bodies over `maxBytes`) carry no input to dead-letter: they show in the
@@ -35,6 +35,7 @@ import {
 } from './feed-state-store.js';
 import { normalizeArticle, type NormalizeOptions } from './normalize-article.js';
 import { parseFeed, type FeedEntry, type ParsedFeed } from './parse-feed.js';
+import { redactUrl, redactUrlsIn } from '../../schemas/connection-config.js';
 import type { Article } from '../../schemas/records.generated.js';
 
 export interface FeedSubscription {
@@ -163,7 +164,7 @@ export function validateFeedSubscriptions(feeds: readonly unknown[]): FeedSubscr
       );
       return;
     }
-    if (seen.has(parsed.data.url)) problems.push(`feeds[${i}].url: ${parsed.data.url} is listed twice`);
+    if (seen.has(parsed.data.url)) problems.push(`feeds[${i}].url: ${redactUrl(parsed.data.url)} is listed twice`);
     seen.add(parsed.data.url);
     const subscription: FeedSubscription = { url: parsed.data.url, intervalSeconds: parsed.data.intervalSeconds };
     if (parsed.data.source !== undefined) subscription.source = parsed.data.source;
@@ -279,7 +280,7 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
     } catch (err) {
       if (!(err instanceof IntakeRejection)) throw err;
       try {
-        await publisher.reject(response.body.subarray(0, maxDeadLetterBytes), err, feed.url);
+        await publisher.reject(response.body.subarray(0, maxDeadLetterBytes), err, redactUrl(feed.url));
       } catch (rejectErr) {
         return settle('publish_failed', `dead letter for the feed body failed: ${errorMessage(rejectErr)}`);
       }
@@ -370,7 +371,7 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
         report.deferred += 1;
         return 'deferred';
       }
-      await publisher.reject(original, err, feed.url);
+      await publisher.reject(original, err, redactUrl(feed.url));
       report.rejected += 1;
       return 'delivered';
     }
@@ -395,7 +396,7 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
     }
     if (report.outcome === 'failed' && report.error !== 'stopped') {
       log('warn', 'feed poll failed', {
-        feed: feed.url,
+        feed: redactUrl(feed.url),
         error: report.error,
         status: report.httpStatus,
         failures: report.failures,
@@ -406,7 +407,7 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
     try {
       options.onPoll?.(report);
     } catch (err) {
-      log('error', 'onPoll callback threw', { feed: feed.url, message: errorMessage(err) });
+      log('error', 'onPoll callback threw', { feed: redactUrl(feed.url), message: errorMessage(err) });
     }
     return report;
   }
@@ -445,7 +446,8 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
     },
     async pollOnce(feedUrl) {
       const selected = feedUrl === undefined ? feeds : feeds.filter((f) => f.url === feedUrl);
-      if (feedUrl !== undefined && selected.length === 0) throw new Error(`not a configured feed: ${feedUrl}`);
+      if (feedUrl !== undefined && selected.length === 0)
+        throw new Error(`not a configured feed: ${redactUrl(feedUrl)}`);
       return Promise.all(selected.map((feed) => pollShared(feed)));
     },
   };
@@ -659,17 +661,18 @@ function documentCharset(bytes: Buffer): string | undefined {
   );
 }
 
+// Messages go to logs and reports; fetch names the whole URL in some (credentials included).
 function networkMessage(err: unknown): string {
   if (err instanceof Error) {
     const cause = err.cause;
     if (cause instanceof Error && 'code' in cause && typeof cause.code === 'string') return cause.code;
-    return err.message;
+    return redactUrlsIn(err.message);
   }
-  return String(err);
+  return redactUrlsIn(String(err));
 }
 
 function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return redactUrlsIn(err instanceof Error ? err.message : String(err));
 }
 
 const stderrLogger: IntakeLogger = (level, message, fields = {}) => {

@@ -15,7 +15,7 @@
 import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { Secret } from '../../schemas/connection-config.js';
+import { redactUrl, Secret } from '../../schemas/connection-config.js';
 import type { SpikeAlert, SpikeGranularity, SpikeState } from '../../schemas/records.generated.js';
 import { alertKey } from './spike-book.js';
 
@@ -123,7 +123,11 @@ export const webhookEnvSchema = z
       .filter((u) => u !== '');
     for (const url of urls) {
       if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-        ctx.addIssue({ code: 'custom', path: ['NEON_WEBHOOK_URLS'], message: `${url} is not an http(s) URL` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['NEON_WEBHOOK_URLS'],
+          message: `${redactUrl(url)} is not an http(s) URL`,
+        });
       }
     }
     if (urls.length > 0 && (env.NEON_WEBHOOK_SECRET ?? '').length < 16) {

@@ -72,12 +72,13 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function ingest(limit: string): Promise<{ code: number | null; output: string }> {
+async function ingest(
+  limit: string,
+  feedUrl = `${urlOf(feedServer)}/feed.xml`,
+  format: string[] = ['--json'],
+): Promise<{ code: number | null; output: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, NEON_INTAKE_TOKEN: 'a-token', NEON_DATA_DIR: dir };
-  const run = runNeon(
-    ['ingest', `${urlOf(feedServer)}/feed.xml`, '--limit', limit, '--api', urlOf(service), '--json'],
-    env,
-  );
+  const run = runNeon(['ingest', feedUrl, '--limit', limit, '--api', urlOf(service), ...format], env);
   const timer = setTimeout(() => run.kill('SIGKILL'), 45_000);
   const code = await run.exited.finally(() => clearTimeout(timer));
   return { code, output: run.output() };
@@ -104,6 +105,23 @@ describe('neon ingest <feed URL> --limit', () => {
     }
     expect(received.length).toBe(0);
   }, 120_000);
+});
+
+describe('neon ingest <feed URL> with credentials in the URL', () => {
+  it('reports the feed without its key', async () => {
+    const run = await ingest('1', `${urlOf(feedServer)}/feed.xml?key=feed-s3cret&lang=en`, []);
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toContain('/feed.xml?key=<redacted>&lang=en');
+    expect(run.output).not.toContain('feed-s3cret');
+  }, 60_000);
+
+  it('says why a feed with a password in its URL could not be read, without the password', async () => {
+    const feedUrl = `${urlOf(feedServer)}/feed.xml`.replace('http://', 'http://reader:feed-pw@');
+    const run = await ingest('1', feedUrl);
+    expect(run.code).toBe(2);
+    expect(run.output).toContain('http://<redacted>@127.0.0.1');
+    expect(run.output).not.toContain('feed-pw');
+  }, 60_000);
 });
 
 describe('createFeedPoller maxEntriesPerPoll', () => {
