@@ -139,12 +139,15 @@ export function registerSpikeRoutes(app: FastifyInstance, options: SpikeRoutesOp
         connection: 'keep-alive',
         'x-accel-buffering': 'no',
       });
+      // Declared before anything can call close(): the backlog of a resume may overflow the bound
+      // before the subscription and the heartbeat exist.
       let closed = false;
+      const live: { unsubscribe?: () => void; heartbeat?: NodeJS.Timeout } = {};
       const close = (): void => {
         if (closed) return;
         closed = true;
-        unsubscribe();
-        clearInterval(heartbeat);
+        live.unsubscribe?.();
+        clearInterval(live.heartbeat);
         res.end();
       };
       const send = (event: SpikeEvent): void => {
@@ -154,16 +157,19 @@ export function registerSpikeRoutes(app: FastifyInstance, options: SpikeRoutesOp
           const rank = feed.desk.storiesOn(event.story.day).indexOf(event.story) + 1;
           res.write(`event: story\ndata: ${JSON.stringify(storyJson(event.story, rank))}\n\n`);
         }
-        // A client that does not read is cut off, not buffered for without bound.
+        // A client that does not read is cut off, not buffered for without bound. One resuming
+        // from far back is cut off the same way after part of its backlog: it reconnects with the
+        // last id it received and gets the next part.
         if (res.writableLength > maxBuffered) close();
       };
+      request.raw.on('close', close);
       res.write(`retry: 3000\n: ${feed.book.size()} spike episodes known\n\n`);
       if (Number.isInteger(lastEventId)) for (const event of feed.book.eventsAfter(lastEventId)) send(event);
-      const unsubscribe = feed.subscribe(send);
-      const heartbeat = setInterval(() => {
+      if (res.writableEnded) return; // cut off during the backlog: nothing to subscribe for
+      live.unsubscribe = feed.subscribe(send);
+      live.heartbeat = setInterval(() => {
         if (!closed) res.write(': keep-alive\n\n');
       }, heartbeatMs);
-      request.raw.on('close', close);
     });
 
     scope.get('/v1/spikes/:id', async (request, reply) => {
