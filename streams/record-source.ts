@@ -72,6 +72,8 @@ export function createRecordSource(transport: Transport, options: RecordSourceOp
   const subject = new Subject<SourceRecord>();
   const turns = new EventLoopTurns();
   let commits = 0;
+  /** Bumped by every assignment: a record handed over under an earlier one is of a stale generation. */
+  let generation = 0;
   let commitTimer: NodeJS.Timeout | undefined;
   let committing: Promise<void> | undefined;
 
@@ -102,7 +104,16 @@ export function createRecordSource(transport: Transport, options: RecordSourceOp
       commitTimer = setInterval(() => void commit(), options.commitIntervalMs ?? 1000);
       await consumer.start({
         deliver: async (record, heartbeat) => {
+          const handedOverIn = generation;
           if (!(await gate.admit(heartbeat))) return false;
+          if (generation !== handedOverIn) {
+            // The group rebalanced while the record waited at the gate: it belongs to the old
+            // generation, whose positions were reset. Tracked now, it would make offsets past the
+            // new generation's unprocessed records committable. Drop it untracked (its batch stops
+            // here); the new generation delivers it again from the committed offset.
+            gate.release();
+            return false;
+          }
           if (watermarks.isRewind(record.topic, record.partition, record.offset)) {
             // The transport went back to the committed offset (a rebalance): start this partition over.
             watermarks.reset(record.topic, record.partition);
@@ -134,6 +145,7 @@ export function createRecordSource(transport: Transport, options: RecordSourceOp
         onAssignment: (assigned) => {
           // A new generation restarts from the committed offsets; earlier in-flight records still
           // finish on detached handles, and their outputs are idempotent.
+          generation += 1;
           watermarks.resetAll();
           lastCommitted.clear();
           options.onAssignment?.(assigned);

@@ -32,7 +32,8 @@ export interface TopicPartition {
 export interface ConsumerCallbacks {
   /**
    * Hands one record to the runtime and waits until it is admitted — this wait is the
-   * back-pressure point. Resolves false when the runtime is closing: stop delivering.
+   * back-pressure point. Resolves false when the runtime is closing, or when the record's
+   * assignment was replaced while it waited (a rebalance: it was dropped): stop delivering this batch.
    * `heartbeat` keeps the group membership alive while waiting.
    */
   deliver(record: RawRecord, heartbeat: () => Promise<void>): Promise<boolean>;
