@@ -101,6 +101,9 @@ class AbandonedAtStop extends Error {
   }
 }
 
+/** The dead-letter topic's name among the sinks, in `neon_stage_retries_total`. */
+const DEAD_LETTER_SINK = 'dead-letters';
+
 function backoffMs(attempt: number, base: number, cap: number): number {
   // Full jitter: spreads retries of many inputs instead of synchronising them.
   return Math.random() * Math.min(cap, base * 2 ** Math.min(attempt, 20));
@@ -153,17 +156,34 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
 
   const deadLetter = async (record: RawRecord, error: StageError, outputId?: string): Promise<void> => {
     metrics?.errors.inc(error.code);
-    try {
-      await deadLetters.write(record, error, outputId);
-    } catch (cause) {
-      throw new StageError(
-        'dead_letter_failed',
-        `dead letter for ${record.topic}/${record.partition}@${record.offset} failed`,
-        stage,
-        {
-          cause,
-        },
-      );
+    // The dead-letter topic is a sink like any other: a failed write is an outage, waited out with
+    // the sinks' backoff while the input stays unacknowledged (its offset uncommitted, so nothing is
+    // lost). Only a stop that ran out of time gives the input up, to be redelivered.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await deadLetters.write(record, error, outputId);
+        break;
+      } catch (cause) {
+        const failure = new StageError(
+          'kafka_unavailable',
+          `dead letter for ${record.topic}/${record.partition}@${record.offset} failed: ${String(cause)}`,
+          stage,
+          { cause },
+        );
+        if (stopDeadlinePassed()) throw new AbandonedAtStop(failure);
+        if (attempt === 0) {
+          log('warn', 'dead-letter write failed; retrying', {
+            stage,
+            topic: record.topic,
+            partition: record.partition,
+            offset: record.offset,
+            error: String(cause),
+          });
+        }
+        metrics?.retries.inc(DEAD_LETTER_SINK);
+        metrics?.errors.inc(failure.code);
+        await sleep(backoffMs(attempt, backoff.baseMs, backoff.capMs));
+      }
     }
     stats.deadLettered += 1;
     metrics?.discarded.inc('dead_lettered');

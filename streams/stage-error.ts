@@ -23,9 +23,8 @@ export const STAGE_ERROR_CODES = [
   'timeout',
   // The LLM endpoint is down, rate-limiting, timing out, or the hourly token budget is spent.
   'llm_unavailable',
-  // Cannot continue without an operator: bad credentials, missing permission, failed dead-letter write.
+  // Cannot continue without an operator: bad credentials, missing permission.
   'es_unauthorized',
-  'dead_letter_failed',
   'llm_unauthorized',
   'internal',
 ] as const;
@@ -35,12 +34,7 @@ export type StageErrorCode = (typeof STAGE_ERROR_CODES)[number];
 /** How a failure is handled. */
 export type Disposition = 'retry' | 'dead_letter' | 'fatal';
 
-const FATAL_CODES: ReadonlySet<StageErrorCode> = new Set([
-  'es_unauthorized',
-  'dead_letter_failed',
-  'llm_unauthorized',
-  'internal',
-]);
+const FATAL_CODES: ReadonlySet<StageErrorCode> = new Set(['es_unauthorized', 'llm_unauthorized', 'internal']);
 const RETRIABLE_CODES: ReadonlySet<StageErrorCode> = new Set([
   'es_unavailable',
   'kafka_unavailable',

@@ -190,18 +190,6 @@ describe('startStage on the embedded transport', () => {
     expect(committed(transport)[0]).toBeLessThanOrEqual(20n);
   });
 
-  it('fails the stage (and does not dead-letter the input) when the dead-letter write fails', async () => {
-    const transport = await setup(1, 10, (i) => (i === 4 ? 'poison' : `r${i}`));
-    const original = transport.broker.append.bind(transport.broker);
-    transport.broker.append = (topic, records) => {
-      if (topic === DEAD_LETTER_TOPIC) throw new Error('dlq down');
-      original(topic, records);
-    };
-    const stage = await startStage(transport, baseConfig(new MemorySink()));
-    await expect(stage.done).rejects.toMatchObject({ code: 'dead_letter_failed' });
-    expect(committed(transport)[0]).toBeLessThanOrEqual(4n);
-  });
-
   it('redelivers uncommitted work to the next run of the same group', async () => {
     const transport = await setup(1, 40);
     let gate: () => void = () => undefined;
