@@ -7,6 +7,11 @@ export interface ApiAccess {
   tokens?: BearerTokens;
   /** Per key (or per address without keys). */
   limiter?: RateLimiter;
+  /**
+   * Failed authentications per address: once an address has used them up, every request from it is
+   * answered 429 (a right key included) until the bucket refills, so keys cannot be guessed at speed.
+   */
+  authFailures?: RateLimiter;
 }
 
 export function sendApiError(
@@ -22,6 +27,13 @@ export function sendApiError(
     .send({ error, message, ...extra });
 }
 
+/** 429 with Retry-After (whole seconds, at least 1). */
+export function sendRateLimited(reply: FastifyReply, waitMs: number, what = 'too many requests'): FastifyReply {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  void reply.header('retry-after', String(seconds));
+  return sendApiError(reply, 429, 'rate_limited', `${what}; retry in ${seconds} s`);
+}
+
 /**
  * API keys and rate limits for every route of a scope. A key goes in `Authorization: Bearer <key>`;
  * routes listed in `queryTokenPaths` (server-sent event streams: a browser's EventSource cannot set
@@ -32,22 +44,23 @@ export function guardScope(scope: FastifyInstance, access: ApiAccess, queryToken
   scope.addHook('onRequest', async (request, reply) => {
     let client = request.ip;
     if (guarded) {
+      const address = `addr:${request.ip}`;
+      const lockedOutMs = access.authFailures?.waitMs(address) ?? 0;
+      if (lockedOutMs > 0) return sendRateLimited(reply, lockedOutMs, 'too many failed authentication attempts');
       const path = request.url.split('?', 1)[0] ?? '';
       const query = request.query as Record<string, unknown> | undefined;
       const fromQuery = queryTokenPaths.includes(path) ? query?.['access_token'] : undefined;
       const header = typeof fromQuery === 'string' ? `Bearer ${fromQuery}` : request.headers.authorization;
       const key = access.tokens!.match(header);
       if (key === undefined) {
+        access.authFailures?.take(address);
         void reply.header('www-authenticate', 'Bearer');
         return sendApiError(reply, 401, 'unauthorized', 'a valid API key is required (Authorization: Bearer <key>)');
       }
       client = `key:${key}`;
     }
     const waitMs = access.limiter?.take(client) ?? 0;
-    if (waitMs > 0) {
-      void reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
-      return sendApiError(reply, 429, 'rate_limited', `too many requests; retry in ${Math.ceil(waitMs / 1000)} s`);
-    }
+    if (waitMs > 0) return sendRateLimited(reply, waitMs);
     return undefined;
   });
 }

@@ -5,7 +5,8 @@ import type { ChatModel } from '../processors/extract/chat-model.js';
 import type { SpikeFeed } from '../streams/spike-feed.js';
 import { BearerTokens } from './bearer-tokens.js';
 import { registerQueryRoutes } from './query-routes.js';
-import { RateLimiter } from './rate-limiter.js';
+import { perMinuteLimiter } from './rate-limiter.js';
+import { isLoopbackAddress, refuseForeignHosts } from './loopback-host.js';
 import type { Retriever } from './retrieve.js';
 import { registerSpikeRoutes } from './spike-routes.js';
 import type { ApiAccess } from './api-access.js';
@@ -14,7 +15,11 @@ import type { EntityDirectory } from '../processors/query/entity-directory.js';
 import { registerEntityRoutes } from './entity-routes.js';
 import { registerStatusRoutes, type StatusDocument } from './status-routes.js';
 import type { ArticlePublisher } from '../processors/intake/article-input.js';
-import { registerArticleEndpoint } from '../processors/intake/article-endpoint.js';
+import {
+  DEFAULT_AUTH_FAILURES_PER_MINUTE,
+  DEFAULT_INTAKE_RATE_PER_MINUTE,
+  registerArticleEndpoint,
+} from '../processors/intake/article-endpoint.js';
 import { registerDashboardRoutes } from './dashboard-routes.js';
 
 export interface ApiServerOptions {
@@ -25,6 +30,13 @@ export interface ApiServerOptions {
   apiKeys?: readonly string[];
   /** Requests a minute per key (or address), with bursts of a sixth of that. Default 600. */
   ratePerMinute?: number;
+  /**
+   * Failed authentications a minute per address, with bursts of a sixth of that; past them the
+   * address gets 429 on every route until its bucket refills. Default 60 (bursts of 10).
+   */
+  authFailuresPerMinute?: number;
+  /** `POST /v1/articles` requests a minute per intake token, with bursts of a sixth of that. Default 1,200. */
+  intakeRatePerMinute?: number;
   spikes?: SpikeFeed;
   /** The query routes (`/v1/search`, `/v1/ask`, timelines) when the datastores are there. */
   retriever?: Retriever;
@@ -83,35 +95,44 @@ export function apiKeysFrom(env: NodeJS.ProcessEnv): string[] {
 /** The product's HTTP API on one port: spike alerts and the query service. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+  const host = options.host ?? '127.0.0.1';
   const tokens = new BearerTokens(options.apiKeys ?? []);
-  const perMinute = options.ratePerMinute ?? 600;
-  const limiter = new RateLimiter(perMinute, Math.max(1, Math.ceil(perMinute / 6)));
+  // Without keys the API is open to whatever reaches loopback, web pages included through DNS
+  // rebinding: answer only requests addressed to a loopback name. First, so every route has it.
+  if (tokens.size === 0 && isLoopbackAddress(host)) refuseForeignHosts(app);
+  const limiter = perMinuteLimiter(options.ratePerMinute ?? 600);
+  // One count of failures per address over every route, the intake endpoint's included.
+  const authFailures = perMinuteLimiter(options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE);
+  const access = { tokens, limiter, authFailures };
   if (options.registry) recordRequestLatency(app, options.registry);
-  if (options.spikes) registerSpikeRoutes(app, { feed: options.spikes, tokens, limiter });
+  if (options.spikes) registerSpikeRoutes(app, { feed: options.spikes, ...access });
   if (options.retriever) {
     registerQueryRoutes(app, {
       retriever: options.retriever,
-      tokens,
-      limiter,
+      ...access,
       ...(options.chat ? { chat: options.chat } : {}),
     });
   }
-  if (options.extraction) registerExtractionRoutes(app, { ...options.extraction, tokens, limiter });
+  if (options.extraction) registerExtractionRoutes(app, { ...options.extraction, ...access });
   if (options.directory) {
     registerEntityRoutes(app, {
       directory: options.directory,
-      tokens,
-      limiter,
+      ...access,
       ...(options.retriever ? { retriever: options.retriever } : {}),
     });
   }
-  if (options.status) registerStatusRoutes(app, { status: options.status, tokens, limiter });
+  if (options.status) registerStatusRoutes(app, { status: options.status, ...access });
   if (options.intake && options.intake.tokens.length > 0) {
-    registerArticleEndpoint(app, { publisher: options.intake.publisher, tokens: options.intake.tokens });
+    registerArticleEndpoint(app, {
+      publisher: options.intake.publisher,
+      tokens: options.intake.tokens,
+      limiter: perMinuteLimiter(options.intakeRatePerMinute ?? DEFAULT_INTAKE_RATE_PER_MINUTE),
+      authFailures,
+    });
   }
   // The dashboard (static files, no key needed: the page asks for one when the API wants it).
   registerDashboardRoutes(app);
   app.get('/healthz', async () => ({ ok: true }));
-  const url = await app.listen({ port: options.port, host: options.host ?? '127.0.0.1' });
+  const url = await app.listen({ port: options.port, host });
   return { url: url.replace(/\/$/, ''), close: () => app.close() };
 }

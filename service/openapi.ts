@@ -113,7 +113,8 @@ export function openApiDocument(): Record<string, unknown> {
       [
         ['400', 'invalid request (every problem listed)'],
         ['401', 'missing or wrong API key'],
-        ['429', 'rate limited (see Retry-After)'],
+        ['421', 'no API keys, on loopback: the Host is not a loopback name (DNS rebinding)'],
+        ['429', 'rate limited, or too many failed authentications from this address (see Retry-After)'],
         ['503', 'datastore unavailable'],
         ['504', 'query timed out'],
       ] as const
@@ -305,6 +306,9 @@ export function openApiDocument(): Record<string, unknown> {
             400: { description: 'not JSON, or neither an article nor a batch' },
             401: { description: 'missing or wrong intake token' },
             413: { description: 'body too large' },
+            429: {
+              description: 'rate limited, per token, or too many failed tokens from this address (see Retry-After)',
+            },
             503: { description: 'could not be published; retry the request' },
           },
         },

@@ -13,6 +13,15 @@ export class RateLimiter {
     private readonly maxClients = 10_000,
   ) {}
 
+  /** The milliseconds until `client` has a token (0: it has one now), without taking it. */
+  waitMs(client: string): number {
+    const bucket = this.buckets.get(client);
+    if (bucket === undefined) return 0;
+    const rate = this.perMinute / 60_000;
+    const tokens = Math.min(this.burst, bucket.tokens + (this.now() - bucket.at) * rate);
+    return tokens >= 1 ? 0 : Math.ceil((1 - tokens) / rate);
+  }
+
   /** Takes one token; returns 0 when allowed, otherwise the milliseconds until one is free. */
   take(client: string): number {
     const now = this.now();
@@ -30,4 +39,9 @@ export class RateLimiter {
     }
     return Math.ceil((1 - bucket.tokens) / rate);
   }
+}
+
+/** `perMinute` requests a minute, in bursts of a sixth of that: the shape of every API limiter. */
+export function perMinuteLimiter(perMinute: number): RateLimiter {
+  return new RateLimiter(perMinute, Math.max(1, Math.ceil(perMinute / 6)));
 }

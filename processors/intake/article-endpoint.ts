@@ -11,7 +11,8 @@
  * Answers: 202 all accepted; 207 at least one rejected (per-article reasons: `invalid_input` for a
  * batch item of the wrong shape, otherwise normalisation's codes); 400 a body that is not UTF-8
  * JSON, or not an article or a batch; 401 no or a wrong bearer token (checked before the body is read); 413 a
- * body over `maxBodyBytes`; 415 not JSON; 503 the publisher failed.
+ * body over `maxBodyBytes`; 415 not JSON; 429 (with Retry-After) a token past its request rate, or an
+ * address that failed authentication too often; 503 the publisher failed.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
@@ -21,12 +22,20 @@ import { normalizeArticle, type NormalizeOptions } from './normalize-article.js'
 import { articleLineSchema, describeZodIssues, parseArticleLine } from './read-jsonl-articles.js';
 import type { Article } from '../../schemas/records.generated.js';
 import { BearerTokens } from '../../service/bearer-tokens.js';
+import { perMinuteLimiter, type RateLimiter } from '../../service/rate-limiter.js';
 
 export const ARTICLES_ROUTE = '/v1/articles';
 export const MAX_ARTICLES_PER_REQUEST = 1000;
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 /** Articles of one request published at once: enough to fill a producer batch, bounded. */
 const PUBLISH_CONCURRENCY = 16;
+/**
+ * Requests a minute per intake token, with bursts of a sixth of that: far above what a client
+ * sending batches of articles one request at a time needs (`neon replay` sends 200 per request).
+ */
+export const DEFAULT_INTAKE_RATE_PER_MINUTE = 1200;
+/** Failed authentications a minute per address, with bursts of a sixth of that. */
+export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60;
 
 export interface ArticleEndpointOptions {
   publisher: ArticlePublisher;
@@ -36,6 +45,10 @@ export interface ArticleEndpointOptions {
   /** Default 16 MiB. */
   maxBodyBytes?: number;
   normalize?: Partial<NormalizeOptions>;
+  /** Requests per intake token. Default DEFAULT_INTAKE_RATE_PER_MINUTE. */
+  limiter?: RateLimiter;
+  /** Failed authentications per address (shared with the API's routes when served with them). */
+  authFailures?: RateLimiter;
 }
 
 export interface ArticleEndpointResponse {
@@ -44,7 +57,14 @@ export interface ArticleEndpointResponse {
 }
 
 export interface ArticleEndpointError {
-  error: 'unauthorized' | 'invalid_json' | 'invalid_input' | 'oversized' | 'unsupported_media_type' | 'unavailable';
+  error:
+    | 'unauthorized'
+    | 'rate_limited'
+    | 'invalid_json'
+    | 'invalid_input'
+    | 'oversized'
+    | 'unsupported_media_type'
+    | 'unavailable';
   message: string;
 }
 
@@ -63,6 +83,8 @@ export function registerArticleEndpoint(app: FastifyInstance, options: ArticleEn
   const tokens = new BearerTokens(options.tokens);
   const now = options.now ?? Date.now;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const limiter = options.limiter ?? perMinuteLimiter(DEFAULT_INTAKE_RATE_PER_MINUTE);
+  const authFailures = options.authFailures ?? perMinuteLimiter(DEFAULT_AUTH_FAILURES_PER_MINUTE);
 
   void app.register(async (scope) => {
     // The raw bytes are kept: a dead letter carries exactly what the client sent.
@@ -80,10 +102,19 @@ export function registerArticleEndpoint(app: FastifyInstance, options: ArticleEn
     });
 
     scope.addHook('onRequest', async (request, reply) => {
-      if (!tokens.accepts(request.headers.authorization)) {
+      // An address that failed too often is refused before its token is looked at: otherwise a
+      // right guess would still be told apart from the wrong ones.
+      const address = `addr:${request.ip}`;
+      const lockedOutMs = authFailures.waitMs(address);
+      if (lockedOutMs > 0) return sendRateLimited(reply, lockedOutMs, 'too many failed authentication attempts');
+      const token = tokens.match(request.headers.authorization);
+      if (token === undefined) {
+        authFailures.take(address);
         void reply.header('www-authenticate', 'Bearer');
         return sendError(reply, 401, 'unauthorized', 'a valid bearer token is required');
       }
+      const waitMs = limiter.take(`token:${token}`);
+      if (waitMs > 0) return sendRateLimited(reply, waitMs, 'too many requests');
       return undefined;
     });
 
@@ -142,6 +173,12 @@ function sendError(
 ): FastifyReply {
   const body: ArticleEndpointError = { error, message };
   return reply.code(status).type('application/json').send(body);
+}
+
+function sendRateLimited(reply: FastifyReply, waitMs: number, what: string): FastifyReply {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  void reply.header('retry-after', String(seconds));
+  return sendError(reply, 429, 'rate_limited', `${what}; retry in ${seconds} s`);
 }
 
 /** Runs `work` over `items` with at most `limit` at a time; the first failure is rethrown after all settle. */
