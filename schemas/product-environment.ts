@@ -118,6 +118,10 @@ export const PRODUCT_ENVIRONMENT: readonly EnvironmentVariable[] = [
   deployment('NEON_WEBHOOK_SECRET', 'HMAC key signing webhook bodies', true),
   deployment('NEON_WEBHOOK_STATES', 'alert states sent (OPEN, UPDATE, CLOSED)'),
   deployment('NEON_WEBHOOK_GRANULARITIES', 'granularities sent (DAY, HOUR)'),
+  deployment(
+    'NEON_FETCH_ALLOW',
+    'internal hosts, .domains, addresses and CIDR ranges feeds, their pages and webhooks may reach (refused by default)',
+  ),
   // Access to the API and intake.
   deployment('NEON_API_KEYS', 'API keys accepted by the query service', true),
   deployment('NEON_INTAKE_TOKENS', 'bearer tokens accepted by POST /v1/articles', true),

@@ -11,6 +11,7 @@ import {
 import { EntityDirectory } from '../processors/query/entity-directory.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import type { WebhookEndpoint } from '../processors/spikes/deliver-webhook.js';
+import type { FetchAllowList } from '../schemas/outbound-address-policy.js';
 import type { SpikeConfig } from '../processors/spikes/spike-config.js';
 import type { InteractionVariant } from '../schemas/records.generated.js';
 import { Retriever } from '../service/retrieve.js';
@@ -43,6 +44,8 @@ export interface NeonPipelineOptions {
   extract: ExtractConfig;
   spikes: SpikeConfig;
   webhooks?: readonly WebhookEndpoint[];
+  /** Internal addresses webhook endpoints may be on (`NEON_FETCH_ALLOW`); default none. */
+  fetchAllow?: FetchAllowList;
   /** Worker threads of the markup stage's text analysis; 0 or absent: on the stage's own thread. */
   markupWorkers?: number;
   /** Prometheus registry for every stage's metrics. */
@@ -203,7 +206,14 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
           break;
         case 'webhooks':
           if (webhooks.length > 0) {
-            stages.set(name, await startWebhookStage(transport, { endpoints: webhooks, ...common(name) }));
+            stages.set(
+              name,
+              await startWebhookStage(transport, {
+                endpoints: webhooks,
+                ...(options.fetchAllow ? { fetchAllow: options.fetchAllow } : {}),
+                ...common(name),
+              }),
+            );
           }
           break;
       }

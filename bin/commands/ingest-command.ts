@@ -9,6 +9,7 @@ import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.j
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
 import { redactUrl } from '../../schemas/connection-config.js';
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
+import { guardedFetchFromEnv } from '../../streams/guarded-fetch.js';
 import type { Transport } from '../../streams/transport.js';
 import { clusterTransport } from './cluster-transport.js';
 import { countProgress } from './count-progress.js';
@@ -104,13 +105,15 @@ export function registerIngestCommand(program: Command): void {
             feeds: [{ url: source, intervalSeconds: 3600 }],
             publisher,
             stateStore: new MemoryFeedStateStore(),
+            fetch: guardedFetchFromEnv(process.env),
             log: () => undefined,
             ...(limit === undefined ? {} : { maxEntriesPerPoll: limit }),
           });
           const [report] = await poller.pollOnce();
           await poller.stop();
           if (report?.outcome === 'failed') {
-            throw new UsageError(`${shown}: ${report.message ?? report.error ?? 'the feed could not be read'}`);
+            const why = report.message ?? report.error ?? 'the feed could not be read';
+            throw new UsageError(`${shown}: ${report.error === 'address_refused' ? `address_refused: ${why}` : why}`);
           }
           if (report && report.rejected > 0) refused.refused = report.rejected;
         } else {

@@ -13,6 +13,7 @@ import { JsonFileFeedStateStore } from '../../processors/intake/feed-state-store
 import { UsageError } from '../../infra/cli-errors.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
+import { guardedFetchFromEnv } from '../../streams/guarded-fetch.js';
 import { untilSignalled } from '../../streams/stop-on-signals.js';
 import { TOPICS } from '../../streams/topics.js';
 import { clusterTransport } from './cluster-transport.js';
@@ -72,6 +73,7 @@ export function registerIntakeCommand(program: Command): void {
       }
       // Checked before connecting to Kafka, so a mistyped port fails at once rather than after the broker.
       const port = parsePort(flags.port, '--port');
+      const outbound = guardedFetchFromEnv(process.env);
       const metricsPort = parsePort(flags.metricsPort, '--metrics-port');
       const { transport, brokers } = await clusterTransport('neon-intake', process.env, [
         TOPICS.articles,
@@ -91,6 +93,7 @@ export function registerIntakeCommand(program: Command): void {
         feeds,
         publisher,
         stateStore: new JsonFileFeedStateStore(stateDir),
+        fetch: outbound,
         log: (level, message, fields) => {
           if (level !== 'info') process.stderr.write(`${JSON.stringify({ level, message, ...fields })}\n`);
         },

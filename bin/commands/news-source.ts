@@ -116,6 +116,8 @@ export interface LiveFeedsOptions {
   once?: boolean;
   /** What the publisher has sent so far, for the status. */
   counters: () => { published: number; rejected: number };
+  /** The guarded fetch (streams/guarded-fetch): feeds name the pages fetched. */
+  fetch: typeof globalThis.fetch;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -129,6 +131,7 @@ export async function followLiveFeeds(options: LiveFeedsOptions): Promise<NewsSo
     publisher: options.publisher,
     stateStore: new JsonFileFeedStateStore(join(options.dataDir, 'intake', 'feeds')),
     timeoutMs: 8_000,
+    fetch: options.fetch,
     log: options.log ?? (() => undefined),
   });
   const started = Date.now();

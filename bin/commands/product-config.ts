@@ -5,6 +5,7 @@ import { webhookEnvSchema, type WebhookEndpoint } from '../../processors/spikes/
 import { alertBudgetFromEnv, spikeConfigFromEnv, type SpikeConfig } from '../../processors/spikes/spike-config.js';
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '../../schemas/local-infra-config.js';
+import { parseFetchAllowList, type FetchAllowList } from '../../schemas/outbound-address-policy.js';
 import { TOPIC_PREFIX_PATTERN } from '../../streams/topics.js';
 
 /** Everything the processing reads from the environment, validated together. */
@@ -14,6 +15,8 @@ export interface ProductConfig {
   extract: ExtractConfig;
   spikes: SpikeConfig;
   webhooks: WebhookEndpoint[];
+  /** Internal hosts and ranges feeds, their pages and webhooks may reach anyway (`NEON_FETCH_ALLOW`). */
+  fetchAllow: FetchAllowList;
   apiKeys: string[];
   intakeTokens: string[];
   /** Keep this many days of news in the datastores (whole months are dropped); undefined: keep all. */
@@ -40,7 +43,7 @@ function list(value: string | undefined): string[] {
 /**
  * Reads the product's settings (NEON_EMBEDDER/NEON_EMBEDDINGS_*, NEON_LLM_*, NEON_EXTRACT_*,
  * NEON_SPIKE_*, NEON_WEBHOOK_*, NEON_API_KEYS, NEON_INTAKE_TOKENS, NEON_RETENTION_DAYS,
- * NEON_TOPIC_PREFIX, NEON_MARKUP_WORKERS) once at start-up and throws one
+ * NEON_TOPIC_PREFIX, NEON_MARKUP_WORKERS, NEON_FETCH_ALLOW) once at start-up and throws one
  * ConfigError that lists every problem of every part, so a misconfigured deployment is fixed in one
  * round rather than one variable at a time.
  */
@@ -83,11 +86,12 @@ export function loadProductConfig(env: Readonly<Record<string, string | undefine
       `NEON_MARKUP_WORKERS: a whole number from 0 (tag on the stage's own thread) to ${MAX_MARKUP_WORKERS}, got "${workers}"`,
     );
   }
+  const fetchAllow = attempt(() => parseFetchAllowList(env.NEON_FETCH_ALLOW));
   const webhooks = webhookEnvSchema.safeParse(env);
   if (!webhooks.success) {
     problems.push(...webhooks.error.issues.map((i) => `${String(i.path[0] ?? '')}: ${i.message}`));
   }
-  if (problems.length > 0 || !embedder || !llm || !extract.ok || !spikes.ok || !webhooks.success) {
+  if (problems.length > 0 || !embedder || !llm || !extract.ok || !spikes.ok || !webhooks.success || !fetchAllow) {
     throw new ConfigError(problems);
   }
   return {
@@ -96,6 +100,7 @@ export function loadProductConfig(env: Readonly<Record<string, string | undefine
     extract: extract.config,
     spikes: spikes.config,
     webhooks: webhooks.data,
+    fetchAllow,
     apiKeys: list(env.NEON_API_KEYS),
     intakeTokens: list(env.NEON_INTAKE_TOKENS),
     retentionDays,

@@ -103,6 +103,7 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
       extract: config.extract,
       spikes: config.spikes,
       webhooks: config.webhooks,
+      fetchAllow: config.fetchAllow,
       markupWorkers: config.markupWorkers,
       registry,
       serving: options.api !== null,

@@ -8,6 +8,7 @@ import {
   upLocalInfrastructure,
 } from '../../infra/local-infrastructure.js';
 import { loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
+import { createGuardedFetch } from '../../streams/guarded-fetch.js';
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
 import type { Datastore } from '../../streams/datastore.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
@@ -165,6 +166,7 @@ export function registerStartCommand(program: Command): void {
           feeds,
           dataDir: infraConfig.dataDir,
           name: feedsFile,
+          fetch: createGuardedFetch({ allow: config.fetchAllow }),
           ...(flags.once ? { once: true } : {}),
           counters: () => ({
             published: publisher.counters.published,

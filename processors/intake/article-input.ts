@@ -30,6 +30,8 @@ export const INTAKE_REJECTION_REASONS = [
   'missing_date',
   'impossible_date',
   'boilerplate',
+  /** A page the entry links to is on an address the outbound policy refuses (loopback, private, …). */
+  'address_refused',
 ] as const;
 export type IntakeRejectionReason = (typeof INTAKE_REJECTION_REASONS)[number];
 

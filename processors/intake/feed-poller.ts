@@ -12,7 +12,10 @@
  * `no_text`, `missing_date`, `impossible_date`, `oversized`, `boilerplate`, …); per poll, at most one
  * for the whole body (`unparseable_feed`, `invalid_utf8`). Transport failures (timeouts, refused
  * connections, HTTP errors, bodies over `maxBytes`) carry no input to dead-letter: they show in the
- * PollReport and grow the feed's backoff. An entry too short to stand alone whose article page fails
+ * PollReport and grow the feed's backoff. A feed or page on an address the outbound policy refuses
+ * (loopback, private, link-local, metadata…: see schemas/outbound-address-policy) is never fetched:
+ * the feed's poll fails with `address_refused`, an entry whose page it is is dead-lettered with
+ * `address_refused`; the check itself is the injected fetch's (streams/guarded-fetch). An entry too short to stand alone whose article page fails
  * transiently is left for the next poll instead of being dead-lettered as `no_text`; if it leaves
  * the feed before its page ever loads, it is gone (the poll reports every deferral).
  *
@@ -36,6 +39,7 @@ import {
 import { normalizeArticle, type NormalizeOptions } from './normalize-article.js';
 import { parseFeed, type FeedEntry, type ParsedFeed } from './parse-feed.js';
 import { redactUrl, redactUrlsIn } from '../../schemas/connection-config.js';
+import { addressRefusalIn } from '../../schemas/outbound-address-policy.js';
 import type { Article } from '../../schemas/records.generated.js';
 
 export interface FeedSubscription {
@@ -52,6 +56,7 @@ export const FEED_POLL_ERRORS = [
   'network',
   'http_status',
   'too_large',
+  'address_refused',
   'invalid_utf8',
   'unparseable_feed',
   'publish_failed',
@@ -95,7 +100,12 @@ export interface FeedPollerOptions {
   publisher: ArticlePublisher;
   stateStore: FeedStateStore;
   now?: () => number;
-  fetch?: typeof globalThis.fetch;
+  /**
+   * Feeds and the pages their entries link to are named by outside content: give the guarded fetch
+   * (streams/guarded-fetch), which refuses internal addresses after resolution and at every
+   * redirect. A plain fetch only where every URL is trusted.
+   */
+  fetch: typeof globalThis.fetch;
   userAgent?: string;
   /** Per request (feed or article page), body included. Default 20 s. */
   timeoutMs?: number;
@@ -189,7 +199,7 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
   const log = options.log ?? stderrLogger;
   const stopping = new AbortController();
   const request: RequestSettings = {
-    fetch: options.fetch ?? globalThis.fetch,
+    fetch: options.fetch,
     userAgent: options.userAgent ?? defaultUserAgent(),
     timeoutMs: options.timeoutMs ?? DEFAULT_FEED_TIMEOUT_MS,
     maxBytes: options.maxBytes ?? DEFAULT_FEED_MAX_BYTES,
@@ -347,6 +357,13 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
       report.pageFetches += 1;
       const page = await fetchLimited(entry.url, { ...request, accept: PAGE_ACCEPT, headers: {} });
       if (!page.ok && page.error === 'stopped') return 'stopped';
+      if (!page.ok && page.error === 'address_refused') {
+        // The feed pointed us at an internal address: refused for good, whatever text the entry has.
+        const refusal = new IntakeRejection('address_refused', `${redactUrl(entry.url)}: ${page.message}`);
+        await publisher.reject(original, refusal, redactUrl(feed.url));
+        report.rejected += 1;
+        return 'delivered';
+      }
       let html: string | undefined;
       if (page.ok && page.status === 200 && isHtml(page.contentType)) {
         try {
@@ -536,15 +553,16 @@ export type LimitedResponse =
     }
   | {
       ok: false;
-      error: 'timeout' | 'network' | 'http_status' | 'too_large' | 'stopped';
+      error: 'timeout' | 'network' | 'http_status' | 'too_large' | 'address_refused' | 'stopped';
       status?: number;
       message: string;
       retryAfterMs?: number;
     };
 
 /**
- * One polite GET: our User-Agent, a timeout covering the body, redirects followed, and a body limit
- * enforced while reading (a missing or lying Content-Length cannot make us buffer more).
+ * One polite GET: our User-Agent, a timeout covering the body, redirects followed (by the fetch, which
+ * checks every hop), and a body limit enforced while reading (a missing or lying Content-Length
+ * cannot make us buffer more).
  */
 export async function fetchLimited(
   url: string,
@@ -553,6 +571,8 @@ export async function fetchLimited(
   const signal = AbortSignal.any([settings.signal, AbortSignal.timeout(settings.timeoutMs)]);
   const failure = (err: unknown): LimitedResponse => {
     if (settings.signal.aborted) return { ok: false, error: 'stopped', message: 'poller stopped' };
+    const refusal = addressRefusalIn(err);
+    if (refusal !== undefined) return { ok: false, error: 'address_refused', message: refusal.message };
     if (signal.aborted)
       return { ok: false, error: 'timeout', message: `no complete answer within ${settings.timeoutMs} ms` };
     return { ok: false, error: 'network', message: networkMessage(err) };

@@ -10,12 +10,15 @@
  *
  * A receiver recomputes the HMAC over the timestamp and the raw body and rejects stale timestamps
  * (replay protection). 2xx is delivered; 408, 429 and 5xx and network errors are retried with
- * jittered exponential backoff (honouring Retry-After); other 4xx are refused for good.
+ * jittered exponential backoff (honouring Retry-After); other 4xx are refused for good, and so is an
+ * endpoint on an address the outbound policy refuses (`address_refused: …`, see
+ * schemas/outbound-address-policy): the fetch given is the guarded one of streams/guarded-fetch.
  */
 import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { redactUrl, Secret } from '../../schemas/connection-config.js';
+import { addressRefusalIn } from '../../schemas/outbound-address-policy.js';
 import type { SpikeAlert, SpikeGranularity, SpikeState } from '../../schemas/records.generated.js';
 import { alertKey } from './spike-book.js';
 
@@ -60,6 +63,7 @@ export async function deliverWebhook(
   endpoint: WebhookEndpoint,
   payload: Record<string, unknown>,
   alert: SpikeAlert,
+  send: typeof globalThis.fetch,
   retry: WebhookRetry = DEFAULT_WEBHOOK_RETRY,
   now: () => number = Date.now,
 ): Promise<WebhookOutcome> {
@@ -70,7 +74,7 @@ export async function deliverWebhook(
     let wait: number | undefined;
     try {
       const timestamp = Math.floor(now() / 1000);
-      const response = await fetch(endpoint.url, {
+      const response = await send(endpoint.url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -91,6 +95,8 @@ export async function deliverWebhook(
       if (!retriable) return { ok: false, attempts: attempt, reason };
       wait = retryAfterMs(response.headers.get('retry-after'));
     } catch (error) {
+      const refusal = addressRefusalIn(error);
+      if (refusal !== undefined) return { ok: false, attempts: attempt, reason: `address_refused: ${refusal.message}` };
       // Connection refused, reset, DNS, timeout: the endpoint may come back.
       reason = error instanceof Error && error.name === 'TimeoutError' ? 'timeout' : 'unreachable';
     }

@@ -6,10 +6,12 @@ import {
   type WebhookRetry,
 } from '../../processors/spikes/deliver-webhook.js';
 import { alertKey } from '../../processors/spikes/spike-book.js';
+import type { FetchAllowList } from '../../schemas/outbound-address-policy.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
 import { alertJson } from '../../service/spike-routes.js';
 import { stageDecoder } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage } from '../run-stage.js';
+import { createGuardedFetch } from '../guarded-fetch.js';
 import { StageError } from '../stage-error.js';
 import type { Transport } from '../transport.js';
 import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
@@ -17,6 +19,8 @@ import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
 export interface WebhookStageOptions extends StageBindingOptions {
   endpoints: readonly WebhookEndpoint[];
   retry?: Partial<WebhookRetry>;
+  /** Internal addresses the endpoints may be on (`NEON_FETCH_ALLOW`); any other is refused. */
+  fetchAllow?: FetchAllowList;
   /** Alerts delivered recently, remembered to skip a redelivered record. Default 10,000. */
   rememberDelivered?: number;
 }
@@ -32,6 +36,7 @@ export interface WebhookStageOptions extends StageBindingOptions {
 export async function startWebhookStage(transport: Transport, options: WebhookStageOptions): Promise<RunningStage> {
   const topics = pipelineTopics(options.topics);
   const retry = { ...DEFAULT_WEBHOOK_RETRY, ...options.retry };
+  const send = createGuardedFetch(options.fetchAllow === undefined ? {} : { allow: options.fetchAllow });
   const remember = options.rememberDelivered ?? 10_000;
   const delivered = new Set<string>();
   const log = options.log ?? stderrLogger;
@@ -48,7 +53,9 @@ export async function startWebhookStage(transport: Transport, options: WebhookSt
       if (delivered.has(key)) return [];
       const payload = alertJson(alert);
       const wanted = options.endpoints.filter((endpoint) => wantsAlert(endpoint, alert));
-      const outcomes = await Promise.all(wanted.map((endpoint) => deliverWebhook(endpoint, payload, alert, retry)));
+      const outcomes = await Promise.all(
+        wanted.map((endpoint) => deliverWebhook(endpoint, payload, alert, send, retry)),
+      );
       const failures = outcomes.flatMap((outcome, i) =>
         outcome.ok ? [] : [`${new URL(wanted[i]!.url).origin}: ${outcome.reason} after ${outcome.attempts} attempts`],
       );

@@ -7,8 +7,10 @@ import { logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createFeedPoller } from '../../processors/intake/feed-poller.js';
 import { JsonFileFeedStateStore } from '../../processors/intake/feed-state-store.js';
+import { parseFetchAllowList } from '../../schemas/outbound-address-policy.js';
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
 import { DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
+import { createGuardedFetch } from '../../streams/guarded-fetch.js';
 import { createKafkaClient } from '../../streams/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka-transport.js';
 import { NEWS_STORIES } from '../fixtures/news-stories.js';
@@ -84,6 +86,7 @@ describe('feed intake on real Kafka', () => {
         publisher: new TransportArticlePublisher(transport.producer(), { articlesTopic, deadLetterTopic }),
         stateStore: new JsonFileFeedStateStore(stateDir),
         fetchArticlePages: false,
+        fetch: createGuardedFetch({ allow: parseFetchAllowList('127.0.0.1') }),
       });
 
     const first = poller();

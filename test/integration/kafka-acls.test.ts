@@ -134,6 +134,8 @@ beforeAll(async () => {
     NEON_SPIKE_DAY_BASELINE: '3',
     NEON_WEBHOOK_URLS: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/alerts`,
     NEON_WEBHOOK_SECRET: 'a-webhook-secret-of-some-length',
+    // The receiver is on loopback, which webhooks may reach only when the operator allows it.
+    NEON_FETCH_ALLOW: '127.0.0.1',
   });
 
   // Downstream first, as the pipeline starts them: one process per stage, each its own Kafka user.

@@ -12,6 +12,7 @@ import { startSpikeStage, type SpikeStage } from '../../streams/stages/spike-sta
 import { startWebhookStage } from '../../streams/stages/webhook-stage.js';
 import { followSpikes } from '../../streams/spike-feed.js';
 import { Secret } from '../../schemas/connection-config.js';
+import { parseFetchAllowList } from '../../schemas/outbound-address-policy.js';
 import type { PipelineTopics } from '../../streams/stages/pipeline-topics.js';
 import type { Transport } from '../../streams/transport.js';
 import { freshTopic } from '../harness/fresh-names.js';
@@ -253,6 +254,8 @@ describe('spike stage on real Kafka', () => {
       groupId: group,
       endpoints: [endpoint('/ok', ['STARTED', 'ENDED']), endpoint('/refuse', ['ENDED'])],
       retry: { attempts: 4, baseMs: 5, capMs: 50, timeoutMs: 2_000 },
+      // The receiver is on loopback, which webhooks may reach only when the operator allows it.
+      fetchAllow: parseFetchAllowList('127.0.0.1'),
     });
     try {
       await waitUntil(() => committedToEnd(live.admin, group, run.topics.spikes), 60_000, 'webhooks committed');

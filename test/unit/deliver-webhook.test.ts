@@ -11,7 +11,9 @@ import {
   type WebhookEndpoint,
 } from '../../processors/spikes/deliver-webhook.js';
 import { Secret } from '../../schemas/connection-config.js';
+import { parseFetchAllowList } from '../../schemas/outbound-address-policy.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
+import { createGuardedFetch } from '../../streams/guarded-fetch.js';
 import { FIXTURES } from './avro-fixtures.js';
 
 interface Received {
@@ -45,6 +47,8 @@ async function receiver(
 
 const alert: SpikeAlert = FIXTURES.SpikeAlert;
 const fast = { attempts: 4, baseMs: 1, capMs: 20, timeoutMs: 500 };
+/** The receivers listen on loopback, which the product refuses unless the operator allows it. */
+const send = createGuardedFetch({ allow: parseFetchAllowList('127.0.0.1') });
 
 function endpoint(url: string): WebhookEndpoint {
   return { url, secret: new Secret('s3cret-s3cret-s3cret'), states: ['STARTED', 'ENDED'], granularities: ['DAY'] };
@@ -53,7 +57,7 @@ function endpoint(url: string): WebhookEndpoint {
 describe('webhook delivery', () => {
   it('posts the alert signed with HMAC-SHA256 over "<t>.<body>", with an idempotency key', async () => {
     const { url, got } = await receiver([]);
-    const outcome = await deliverWebhook(endpoint(url), { id: alert.id }, alert, fast, () => 1_700_000_000_000);
+    const outcome = await deliverWebhook(endpoint(url), { id: alert.id }, alert, send, fast, () => 1_700_000_000_000);
     expect(outcome).toEqual({ ok: true, attempts: 1 });
     const [request] = got;
     expect(JSON.parse(request!.body)).toEqual({ type: 'spike', alert: { id: alert.id } });
@@ -66,11 +70,11 @@ describe('webhook delivery', () => {
 
   it('retries 5xx and 429 (honouring Retry-After) and gives up on other 4xx at once', async () => {
     const flaky = await receiver([503, 429, 500], { 'retry-after': '0' });
-    expect(await deliverWebhook(endpoint(flaky.url), {}, alert, fast)).toEqual({ ok: true, attempts: 4 });
+    expect(await deliverWebhook(endpoint(flaky.url), {}, alert, send, fast)).toEqual({ ok: true, attempts: 4 });
     expect(flaky.got).toHaveLength(4);
     await new Promise((resolve) => server!.close(resolve));
     const refusing = await receiver([410]);
-    expect(await deliverWebhook(endpoint(refusing.url), {}, alert, fast)).toEqual({
+    expect(await deliverWebhook(endpoint(refusing.url), {}, alert, send, fast)).toEqual({
       ok: false,
       attempts: 1,
       reason: 'HTTP 410',
@@ -78,7 +82,7 @@ describe('webhook delivery', () => {
   });
 
   it('reports an unreachable endpoint after its attempts', async () => {
-    const outcome = await deliverWebhook(endpoint('http://127.0.0.1:1/hook'), {}, alert, fast);
+    const outcome = await deliverWebhook(endpoint('http://127.0.0.1:1/hook'), {}, alert, send, fast);
     expect(outcome).toEqual({ ok: false, attempts: 4, reason: 'unreachable' });
   });
 

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedPoller } from '../../processors/intake/feed-poller.js';
 import { MemoryFeedStateStore } from '../../processors/intake/feed-state-store.js';
+import { parseFetchAllowList } from '../../schemas/outbound-address-policy.js';
+import { createGuardedFetch } from '../../streams/guarded-fetch.js';
 import { runNeon } from '../harness/cli-process.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';
 
@@ -77,7 +79,13 @@ async function ingest(
   feedUrl = `${urlOf(feedServer)}/feed.xml`,
   format: string[] = ['--json'],
 ): Promise<{ code: number | null; output: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, NEON_INTAKE_TOKEN: 'a-token', NEON_DATA_DIR: dir };
+  // The local feed server is on loopback, which the product refuses unless the operator allows it.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NEON_INTAKE_TOKEN: 'a-token',
+    NEON_DATA_DIR: dir,
+    NEON_FETCH_ALLOW: '127.0.0.1',
+  };
   const run = runNeon(['ingest', feedUrl, '--limit', limit, '--api', urlOf(service), ...format], env);
   const timer = setTimeout(() => run.kill('SIGKILL'), 45_000);
   const code = await run.exited.finally(() => clearTimeout(timer));
@@ -131,6 +139,7 @@ describe('createFeedPoller maxEntriesPerPoll', () => {
       feeds: [{ url: `${urlOf(feedServer)}/feed.xml`, intervalSeconds: 60 }],
       publisher,
       stateStore: new MemoryFeedStateStore(),
+      fetch: createGuardedFetch({ allow: parseFetchAllowList('127.0.0.1') }),
       log: () => undefined,
       maxEntriesPerPoll: 3,
     });

@@ -21,6 +21,8 @@ import {
   type PollReport,
 } from '../../processors/intake/feed-poller.js';
 import { JsonFileFeedStateStore, MemoryFeedStateStore } from '../../processors/intake/feed-state-store.js';
+import { parseFetchAllowList } from '../../schemas/outbound-address-policy.js';
+import { createGuardedFetch } from '../../streams/guarded-fetch.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';
 
 const PARAGRAPH =
@@ -91,8 +93,11 @@ async function server(handler: Handler): Promise<TestServer> {
   servers.push(s);
   return s;
 }
-function poller(options: FeedPollerOptions): FeedPoller {
-  const p = createFeedPoller({ random: () => 0.5, log: () => undefined, ...options });
+/** The product's guarded fetch, allowed to reach the test servers on 127.0.0.1 as an operator would allow an intranet host. */
+const LOCAL_FETCH = createGuardedFetch({ allow: parseFetchAllowList('127.0.0.1') });
+
+function poller(options: Omit<FeedPollerOptions, 'fetch'> & Partial<Pick<FeedPollerOptions, 'fetch'>>): FeedPoller {
+  const p = createFeedPoller({ random: () => 0.5, log: () => undefined, fetch: LOCAL_FETCH, ...options });
   pollers.push(p);
   return p;
 }
@@ -582,6 +587,7 @@ describe('createFeedPoller: scheduling and isolation', () => {
       stateStore: new MemoryFeedStateStore(),
       random: () => draws[n++ % 2]!,
       log: () => undefined,
+      fetch: LOCAL_FETCH,
     });
     pollers.push(p);
     const low = await p.pollOnce();
@@ -625,6 +631,7 @@ describe('feed configuration', () => {
         ],
         publisher: new MemoryPublisher(),
         stateStore: new MemoryFeedStateStore(),
+        fetch: LOCAL_FETCH,
       });
     expect(make).toThrow(FeedPollerConfigError);
     try {

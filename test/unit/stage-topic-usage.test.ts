@@ -81,6 +81,8 @@ beforeAll(async () => {
     NEON_SPIKE_DAY_STD: '0',
     NEON_WEBHOOK_URLS: hookUrl,
     NEON_WEBHOOK_SECRET: 'a-webhook-secret-of-some-length',
+    // The receiver is on loopback, which webhooks may reach only when the operator allows it.
+    NEON_FETCH_ALLOW: '127.0.0.1',
   });
   // Downstream first, like the pipeline starts them, each on its own transport.
   for (const descriptor of [...STAGE_CATALOG].reverse()) {
