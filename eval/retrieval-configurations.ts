@@ -39,6 +39,13 @@ export const CONFIGURATIONS: Record<string, Configuration> = {
   'generic/weighted-0.7': { strategy: 'generic', fusion: 'weighted', lexicalWeight: 0.7 },
   'generic/content-words': { strategy: 'generic', lexicalWords: 'content' },
   'generic/all-words': { strategy: 'generic', lexicalWords: 'all' },
+  // At most n results of one article among the k (the default is no cap).
+  'generic/per-article-1': { strategy: 'generic', perArticle: 1 },
+  'generic/per-article-2': { strategy: 'generic', perArticle: 2 },
+  'generic/per-article-3': { strategy: 'generic', perArticle: 3 },
+  'tempralm/per-article-1': { strategy: 'tempralm', perArticle: 1 },
+  'tempralm/per-article-2': { strategy: 'tempralm', perArticle: 2 },
+  'generic/per-article-2@both': { strategy: 'generic', perArticle: 2, store: 'both' },
   // The question's own time words (read by default) left unread.
   'generic/no-time-words': { strategy: 'generic', timeWords: false },
   'tempralm/no-time-words': { strategy: 'tempralm', timeWords: false },

@@ -2,6 +2,8 @@ import {
   CONSTRAINTS,
   DEFAULT_ALPHA,
   DEFAULT_FUSION,
+  DEFAULT_PER_ARTICLE,
+  MAX_PER_ARTICLE,
   DEFAULT_STORE,
   DEFAULT_STRATEGY,
   MAX_HOPS,
@@ -51,6 +53,13 @@ export function openApiDocument(): Record<string, unknown> {
       description:
         'How lexical (BM25 over text, headline and entity names) and dense relevance are fused: reciprocal-rank fusion, a weighted sum of normalised scores, or one alone.',
       schema: { type: 'string', enum: FUSION_MODES, default: DEFAULT_FUSION },
+    },
+    {
+      name: 'per_article',
+      in: 'query',
+      description:
+        'At most this many items from one article among the k (0: no cap), so that one report does not fill the results.',
+      schema: { type: 'integer', minimum: 0, maximum: MAX_PER_ARTICLE, default: DEFAULT_PER_ARTICLE },
     },
     {
       name: 'hops',

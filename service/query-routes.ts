@@ -11,7 +11,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ChatModel } from '../processors/extract/chat-model.js';
-import { DEFAULT_FUSION, MAX_K, parseSearchRequest, type SearchRequest } from '../processors/query/search-request.js';
+import {
+  DEFAULT_FUSION,
+  DEFAULT_PER_ARTICLE,
+  MAX_K,
+  parseSearchRequest,
+  type SearchRequest,
+} from '../processors/query/search-request.js';
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
 import { answerQuestion } from './answer-question.js';
 import { openApiDocument } from './openapi.js';
@@ -48,6 +54,7 @@ function describe(request: SearchRequest): Record<string, unknown> {
     alpha: request.alpha,
     hops: request.hops ?? 1,
     fusion: request.fusion ?? DEFAULT_FUSION,
+    per_article: request.perArticle ?? DEFAULT_PER_ARTICLE,
     time_words: request.timeWords !== false,
     include_future: request.includeFuture,
   };

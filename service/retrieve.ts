@@ -4,6 +4,7 @@ import { fuseRankings, type FusionMode } from '../processors/query/fuse-rankings
 import {
   DAY_MS,
   dayOf,
+  capPerArticle,
   rankGeneric,
   rankLatest,
   rankTempralm,
@@ -14,7 +15,7 @@ import {
 } from '../processors/query/rank-candidates.js';
 import { reformulate, type EntityLinker, type LinkedEntity } from '../processors/query/reformulate-query.js';
 import type { SearchRequest, Store } from '../processors/query/search-request.js';
-import { DEFAULT_FUSION, DEFAULT_LEXICAL_WORDS } from '../processors/query/search-request.js';
+import { DEFAULT_FUSION, DEFAULT_LEXICAL_WORDS, DEFAULT_PER_ARTICLE } from '../processors/query/search-request.js';
 import {
   applyTimeIntent,
   understandQuestionTime,
@@ -117,6 +118,20 @@ export interface RetrieverOptions {
  */
 function withRoomForCopies(k: number): number {
   return Math.min(500, k * 2);
+}
+
+function perArticle(request: SearchRequest): number {
+  return request.perArticle ?? DEFAULT_PER_ARTICLE;
+}
+
+/** The request's k results, at most its per-article cap from any one article. */
+function capped(ranked: Ranked<Hit>[], request: SearchRequest): Ranked<Hit>[] {
+  return capPerArticle(
+    ranked,
+    (r) => r.candidate.source.article_ids?.[0] ?? r.candidate.source.chunk_ids?.[0],
+    perArticle(request),
+    request.k,
+  );
 }
 
 /** Entities followed by a second hop: EventRAG follows a few edges of the graph, not all of them. */
@@ -288,18 +303,22 @@ export class Retriever {
         const widened = await time('widen', () => this.candidates(kinds, query, want, { ...range, days: ring }));
         pool = [...exact, ...widened];
       }
-      ranked = await time('rerank', () => rankTemporal(pool, request.tq, request.k));
+      ranked = await time('rerank', () => capped(rankTemporal(pool, request.tq, pool.length), request));
     } else {
       // TempRALM and the recency ranking over-retrieve and rerank; generic takes the top-k as they are.
-      const reranks = request.strategy === 'tempralm' || request.recency === true;
+      // A cap per article over-retrieves too: the places it frees go to the next articles.
+      const reranks = request.strategy === 'tempralm' || request.recency === true || perArticle(request) > 0;
       const want = reranks ? Math.min(500, Math.max(50, request.k * 5)) : withRoomForCopies(request.k);
       const pool = await time('retrieve', () => this.candidates(kinds, query, want, range));
       ranked = await time('rerank', () =>
-        request.recency
-          ? rankLatest(pool, request.topic ?? request.q, request.tq, request.k, request.includeFuture)
-          : request.strategy === 'tempralm'
-            ? rankTempralm(pool, request.tq, request.k, request.alpha, request.includeFuture)
-            : rankGeneric(pool, request.k),
+        capped(
+          request.recency
+            ? rankLatest(pool, request.topic ?? request.q, request.tq, pool.length, request.includeFuture)
+            : request.strategy === 'tempralm'
+              ? rankTempralm(pool, request.tq, pool.length, request.alpha, request.includeFuture)
+              : rankGeneric(pool, pool.length),
+          request,
+        ),
       );
     }
     let via = new Map<string, string>();

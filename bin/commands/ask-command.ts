@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
 import {
   DEFAULT_FUSION,
+  DEFAULT_PER_ARTICLE,
   DEFAULT_STORE,
   DEFAULT_STRATEGY,
   parseSearchRequest,
@@ -23,6 +24,7 @@ interface AskFlags {
   strategy: string;
   store: string;
   fusion: string;
+  perArticle: string;
   k: string;
   windowDays: string;
   hops: string;
@@ -73,6 +75,7 @@ export function registerAskCommand(program: Command): void {
     .option('--strategy <strategy>', 'tempralm | temporal | generic', DEFAULT_STRATEGY)
     .option('--store <store>', 'interactions | chunks | both', DEFAULT_STORE)
     .option('--fusion <fusion>', `${FUSION_MODES.join(' | ')}: how lexical and dense relevance combine`, DEFAULT_FUSION)
+    .option('--per-article <n>', 'at most n items from one article (0: no cap)', String(DEFAULT_PER_ARTICLE))
     .option('-k <k>', 'items to retrieve (1–100)', '10')
     .option('--window-days <r>', 'temporal widening ±r days, and the half-width of --constraint around', '7')
     .option('--constraint <c>', 'none | before | after | around (relative to --constraint-date)', 'none')
@@ -95,6 +98,7 @@ export function registerAskCommand(program: Command): void {
           strategy: flags.strategy,
           store: flags.store,
           fusion: flags.fusion,
+          per_article: flags.perArticle,
           window_days: flags.windowDays,
           constraint: flags.constraint,
           hops: flags.hops,
@@ -115,6 +119,7 @@ export function registerAskCommand(program: Command): void {
           strategy: r.strategy,
           store: r.store,
           fusion: r.fusion ?? DEFAULT_FUSION,
+          per_article: String(r.perArticle ?? DEFAULT_PER_ARTICLE),
           window_days: String(r.windowDays),
           constraint: r.constraint,
           // Only a date the user gave: an explicit one replaces the question's own time words.

@@ -81,6 +81,42 @@ export function rankGeneric<C extends Candidate>(candidates: readonly C[], k: nu
     .map((candidate) => ({ candidate, score: candidate.score, relevance: candidate.score }));
 }
 
+/**
+ * The first k of a ranking with at most `perArticle` results of any one article (0: no cap), order
+ * kept. One article's overlapping chunks, or the many statements drawn from it, otherwise fill the
+ * top k with one report; the cap gives the places to other reports. When too few articles compete,
+ * the held-back results fill the remaining places in their order, so a cap never shortens the list.
+ * A result with no article counts as its own.
+ */
+export function capPerArticle<R>(
+  ranked: readonly R[],
+  articleOf: (result: R) => string | undefined,
+  perArticle: number,
+  k: number,
+): R[] {
+  if (perArticle <= 0) return ranked.slice(0, k);
+  const kept: R[] = [];
+  const heldBack: R[] = [];
+  const taken = new Map<string, number>();
+  for (const result of ranked) {
+    if (kept.length === k) break;
+    const article = articleOf(result);
+    const count = article === undefined ? 0 : (taken.get(article) ?? 0);
+    if (count >= perArticle) {
+      heldBack.push(result);
+      continue;
+    }
+    if (article !== undefined) taken.set(article, count + 1);
+    kept.push(result);
+  }
+  if (kept.length < k) {
+    // Keep the ranking's own order among everything returned.
+    const chosen = new Set<R>([...kept, ...heldBack.slice(0, k - kept.length)]);
+    return ranked.filter((r) => chosen.has(r));
+  }
+  return kept;
+}
+
 /** Ring order (closest day first), similarity within a ring. */
 export function rankTemporal<C extends Candidate>(candidates: readonly C[], tq: number, k: number): Ranked<C>[] {
   const day = dayOf(tq);

@@ -30,6 +30,9 @@ export const DEFAULT_FUSION: FusionMode = 'rrf';
 export const DEFAULT_LEXICAL_WORDS: 'all' | 'content' = 'all';
 /** TempRALM's α: the weight of recency against relevance. */
 export const DEFAULT_ALPHA = 1;
+/** Results of one article among the top k (0: no cap); see `capPerArticle`. */
+export const DEFAULT_PER_ARTICLE = 0;
+export const MAX_PER_ARTICLE = 100;
 
 const instant = z.union([
   z.iso.datetime({ offset: true }).transform((s) => Date.parse(s)),
@@ -67,6 +70,11 @@ export const searchRequestSchema = z
      */
     fusion: z.enum(FUSION_MODES).default(DEFAULT_FUSION),
     /**
+     * At most this many results from one article among the k (0: no cap): the other reports of the
+     * news get the places that overlapping windows and statements of one article would take.
+     */
+    per_article: z.coerce.number().int().min(0).max(MAX_PER_ARTICLE).default(DEFAULT_PER_ARTICLE),
+    /**
      * Read the question's own time words ("last week", "in March 2023", "the latest") as its time
      * scope and recency (default). An explicit `constraint` or `constraint_date` replaces the scope.
      */
@@ -102,6 +110,8 @@ export interface SearchRequest {
   lexicalWeight?: number;
   /** What lexical search looks for: all the question's words or its content words (absent: the default). */
   lexicalWords?: 'all' | 'content';
+  /** At most this many results of one article among the k; 0 or absent: the default. */
+  perArticle?: number;
   /** Write the query date into the embedded query text (NEON's q′); absent means no. */
   dateInText?: boolean;
   /** The question without its time words, when they were understood: what is searched for. */
@@ -144,6 +154,7 @@ export function parseSearchRequest(input: unknown, now: number): ParsedSearchReq
       includeFuture: p.include_future,
       hops: p.hops,
       fusion: p.fusion,
+      perArticle: p.per_article,
       timeWords: p.time_words,
       // `constraint=none` is every form's default, not a choice: only a constraint or its date is.
       explicit: { constraint: p.constraint !== 'none' || p.constraint_date !== undefined },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   DAY_MS,
+  capPerArticle,
   rankGeneric,
   rankLatest,
   rankTempralm,
@@ -12,7 +13,15 @@ import {
 import { fuseRankings } from '../../processors/query/fuse-rankings.js';
 import { interactionEmbeddingText } from '../../processors/index-documents.js';
 import { EntityLinker, reformulate, spellDate } from '../../processors/query/reformulate-query.js';
-import { parseSearchRequest, type SearchRequest } from '../../processors/query/search-request.js';
+import {
+  DEFAULT_ALPHA,
+  DEFAULT_FUSION,
+  DEFAULT_PER_ARTICLE,
+  DEFAULT_STORE,
+  DEFAULT_STRATEGY,
+  parseSearchRequest,
+  type SearchRequest,
+} from '../../processors/query/search-request.js';
 
 const TQ = Date.UTC(2023, 7, 31, 12);
 const HOUR = 3_600_000;
@@ -109,6 +118,35 @@ describe('ranking strategies', () => {
       from: march.from,
       to: Date.UTC(2023, 2, 15),
     });
+  });
+});
+
+describe('at most n results of one article', () => {
+  // Ranked best first: article A's three overlapping windows lead, B and C follow.
+  const ranked = [
+    { id: 'a1', article: 'A' },
+    { id: 'a2', article: 'A' },
+    { id: 'a3', article: 'A' },
+    { id: 'b1', article: 'B' },
+    { id: 'a4', article: 'A' },
+    { id: 'c1', article: 'C' },
+    { id: 'x', article: undefined },
+  ];
+  const ids = (perArticle: number, k: number) =>
+    capPerArticle(ranked, (r) => r.article, perArticle, k).map((r) => r.id);
+
+  it('gives the places past the cap to the next articles, in ranking order', () => {
+    expect(ids(1, 4)).toEqual(['a1', 'b1', 'c1', 'x']);
+    expect(ids(2, 4)).toEqual(['a1', 'a2', 'b1', 'c1']);
+  });
+
+  it('is the plain top k without a cap', () => {
+    expect(ids(0, 4)).toEqual(['a1', 'a2', 'a3', 'b1']);
+  });
+
+  it('never returns fewer than k when only the cap stands in the way', () => {
+    expect(ids(1, 6)).toEqual(['a1', 'a2', 'a3', 'b1', 'c1', 'x']);
+    expect(ids(1, 10)).toHaveLength(ranked.length);
   });
 });
 
@@ -226,15 +264,16 @@ describe('search requests', () => {
         q: 'Doja Cat',
         tq: Date.UTC(2023, 7, 31, 23, 59, 59, 999),
         k: 10,
-        strategy: 'tempralm',
-        store: 'interactions',
+        strategy: DEFAULT_STRATEGY,
+        store: DEFAULT_STORE,
         constraint: 'none',
         constraintAt: Date.UTC(2023, 7, 31, 23, 59, 59, 999),
         windowDays: 7,
-        alpha: 1,
+        alpha: DEFAULT_ALPHA,
         includeFuture: false,
         hops: 1,
-        fusion: 'rrf',
+        fusion: DEFAULT_FUSION,
+        perArticle: DEFAULT_PER_ARTICLE,
         timeWords: true,
         explicit: { constraint: false },
       },
@@ -244,13 +283,13 @@ describe('search requests', () => {
 
   it('bounds k, the question, the window and the dates, listing every problem', () => {
     const parsed = parseSearchRequest(
-      { q: '', k: 5000, window_days: -1, date: '2023-13-45', strategy: 'psychic', extra: 1 },
+      { q: '', k: 5000, window_days: -1, date: '2023-13-45', strategy: 'psychic', per_article: -1, extra: 1 },
       0,
     );
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
     const fields = parsed.problems.map((p) => p.split(':')[0]);
-    expect(fields).toEqual(expect.arrayContaining(['q', 'k', 'window_days', 'date', 'strategy']));
+    expect(fields).toEqual(expect.arrayContaining(['q', 'k', 'window_days', 'date', 'strategy', 'per_article']));
     expect(parsed.problems.join('\n')).toMatch(/extra/);
     expect(parseSearchRequest({ q: 'x'.repeat(513) }, 0).ok).toBe(false);
   });
