@@ -14,6 +14,8 @@ export const STAGE_ERROR_CODES = [
   'es_document_rejected',
   // A webhook endpoint refused an alert (4xx) or stayed unreachable through every retry.
   'webhook_failed',
+  // A record larger than Kafka takes (MESSAGE_TOO_LARGE): no retry can write it.
+  'record_too_large',
   // The LLM's answer stayed invalid through a retry, or the endpoint refused the request itself (4xx).
   'llm_invalid_output',
   'llm_rejected',

@@ -1,3 +1,4 @@
+import { DEAD_LETTER_MAX_MESSAGE_BYTES, TOPIC_MAX_MESSAGE_BYTES } from '../schemas/record-size-limits.js';
 import type { TopicSpec } from './transport.js';
 
 /** The product's topic names (DESIGN §2); Kubernetes creates the same set from k8s/topics.yaml. */
@@ -52,11 +53,18 @@ export function localTopicSpecs(partitions = 6): TopicSpec[] {
     topic,
     partitions,
     replicationFactor: 1,
-    ...(topic === TOPICS.deadLetters ? { configs: { 'retention.ms': String(14 * DAY_MS) } } : {}),
-    // Past spikes are listed from here, and the detector learns from it what it already sent.
-    ...(topic === TOPICS.spikes ? { configs: { 'retention.ms': String(90 * DAY_MS) } } : {}),
-    // The latest state per entity is kept forever: markup rebuilds its registry and the spike
-    // detector its counts from these on start.
-    ...(topic === TOPICS.registry || topic === TOPICS.spikeState ? { configs: { 'cleanup.policy': 'compact' } } : {}),
+    configs: {
+      // Set rather than inherited from the broker, so that intake's bounds (schemas/record-size-limits)
+      // and the producers' batch caps hold whatever the cluster's default.
+      'max.message.bytes': String(
+        topic === TOPICS.deadLetters ? DEAD_LETTER_MAX_MESSAGE_BYTES : TOPIC_MAX_MESSAGE_BYTES,
+      ),
+      ...(topic === TOPICS.deadLetters ? { 'retention.ms': String(14 * DAY_MS) } : {}),
+      // Past spikes are listed from here, and the detector learns from it what it already sent.
+      ...(topic === TOPICS.spikes ? { 'retention.ms': String(90 * DAY_MS) } : {}),
+      // The latest state per entity is kept forever: markup rebuilds its registry and the spike
+      // detector its counts from these on start.
+      ...(topic === TOPICS.registry || topic === TOPICS.spikeState ? { 'cleanup.policy': 'compact' } : {}),
+    },
   }));
 }
