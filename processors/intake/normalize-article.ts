@@ -13,6 +13,7 @@
  * cleaning), `missing_date`, `impossible_date`.
  */
 import type { Article } from '../../schemas/records.generated.js';
+import { MAX_ARTICLE_TEXT_BYTES } from '../../schemas/record-size-limits.js';
 import { IntakeRejection, type ArticleInput } from './article-input.js';
 import { articleId, suppliedArticleId } from './article-id.js';
 import { canonicalUrl, isSameSite, parseHttpUrl, siteName } from './canonical-url.js';
@@ -29,6 +30,12 @@ import {
 export interface NormalizeOptions {
   /** Longer cleaned text is `oversized` (it would not be news but a dump). */
   maxTextChars: number;
+  /**
+   * Cleaned text of more UTF-8 bytes is `oversized` too: 200,000 characters of Cyrillic or CJK are
+   * 400–600 KB, and the article's marked version downstream must fit a Kafka record
+   * (schemas/record-size-limits).
+   */
+  maxTextBytes: number;
   /** Shorter cleaned text is `no_text`. */
   minTextChars: number;
   /** A larger html or text body (UTF-8 bytes) is `oversized` before any parsing work. */
@@ -41,6 +48,7 @@ export interface NormalizeOptions {
 
 export const DEFAULT_NORMALIZE_OPTIONS: NormalizeOptions = Object.freeze({
   maxTextChars: 200_000,
+  maxTextBytes: MAX_ARTICLE_TEXT_BYTES,
   minTextChars: 80,
   maxHtmlBytes: 5 * 1024 * 1024,
   futureToleranceMs: 24 * 60 * 60 * 1000,
@@ -197,6 +205,10 @@ function normalizeChecked(input: ArticleInput, now: number, options: NormalizeOp
   }
   if (text.length > options.maxTextChars) {
     throw new IntakeRejection('oversized', `text has ${text.length} characters, more than ${options.maxTextChars}`);
+  }
+  const textBytes = Buffer.byteLength(text, 'utf8');
+  if (textBytes > options.maxTextBytes) {
+    throw new IntakeRejection('oversized', `text has ${textBytes} bytes in UTF-8, more than ${options.maxTextBytes}`);
   }
 
   const canonical = pickCanonicalUrl(url, page);

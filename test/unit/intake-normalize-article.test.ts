@@ -228,6 +228,7 @@ describe('normalizeArticle rejections', () => {
   it('uses the documented defaults', () => {
     expect(DEFAULT_NORMALIZE_OPTIONS).toEqual({
       maxTextChars: 200_000,
+      maxTextBytes: 256 * 1024,
       minTextChars: 80,
       maxHtmlBytes: 5 * 1024 * 1024,
       futureToleranceMs: 86_400_000,
