@@ -18,6 +18,7 @@ import type { SearchRequest, Store } from '../processors/query/search-request.js
 import { DEFAULT_FUSION, DEFAULT_LEXICAL_WORDS, DEFAULT_PER_ARTICLE } from '../processors/query/search-request.js';
 import {
   applyTimeIntent,
+  coverageWindow,
   understandQuestionTime,
   type QuestionTimeIntent,
 } from '../processors/query/understand-question-time.js';
@@ -71,6 +72,8 @@ export interface TimeReading {
   recency: boolean;
   /** "before/after <named event>": the event and the date a lookup found for it (null: none found). */
   event?: { relation: 'before' | 'after'; phrase: string; at: string | null };
+  /** The question's window held fewer than k items: this many from outside it come last. */
+  outside?: number;
   /** One line for people. */
   explanation: string;
   /** False when the request's own time parameters replaced the question's time scope. */
@@ -122,6 +125,18 @@ function withRoomForCopies(k: number): number {
 
 function perArticle(request: SearchRequest): number {
   return request.perArticle ?? DEFAULT_PER_ARTICLE;
+}
+
+/**
+ * The window the question names widened to when its news is reported (see `coverageWindow`); an
+ * "after" constraint moves with the window's start.
+ */
+function withCoverage(request: SearchRequest, named: QuestionTimeIntent['constraint']): SearchRequest {
+  const relation = request.constraint === 'before' || request.constraint === 'after' ? request.constraint : named;
+  const window = coverageWindow(request.window!, relation, request.tq);
+  const covered: SearchRequest = { ...request, window };
+  if (request.constraint === 'after' && window.from !== undefined) covered.constraintAt = window.from;
+  return covered;
 }
 
 /** The request's k results, at most its per-article cap from any one article. */
@@ -198,8 +213,27 @@ export class Retriever {
       event = { ...intent.eventAnchor, at: at === undefined ? null : new Date(at).toISOString() };
       if (at !== undefined) request = applyTimeIntent(scoped, intent, explicit, at);
     }
+    const scopedByQuestion = request.window !== undefined && !explicit.constraint && !explicit.window;
+    if (scopedByQuestion) request = withCoverage(request, intent.constraint);
     const understood = Math.round((performance.now() - started) * 100) / 100;
-    const result = await this.retrieve(request);
+    let result = await this.retrieve(request);
+    let outside = 0;
+    if (scopedByQuestion && result.items.length < request.k) {
+      // Too little was published in the window the question names (background dates such as "in the
+      // 1920s", or an archive that starts later): the best matches from outside it follow.
+      const unscoped: SearchRequest = { ...request, constraint: asked.constraint, constraintAt: asked.constraintAt };
+      delete unscoped.window;
+      const filled = await this.retrieve(unscoped);
+      const have = new Set(result.items.map((item) => item.id));
+      const more = filled.items.filter((item) => !have.has(item.id)).slice(0, request.k - result.items.length);
+      outside = more.length;
+      const fillMs = Object.values(filled.timings_ms).reduce((a, b) => a + b, 0);
+      result = {
+        ...result,
+        items: [...result.items, ...more],
+        timings_ms: { ...result.timings_ms, fill: Math.round(fillMs * 100) / 100 },
+      };
+    }
     const iso = (t: number | undefined): string | undefined =>
       t === undefined ? undefined : new Date(t).toISOString();
     const window = request.window;
@@ -219,7 +253,11 @@ export class Retriever {
         reference: iso(intent.reference)!,
         recency: request.recency === true,
         ...(event ? { event } : {}),
-        explanation: intent.explanation,
+        explanation:
+          outside > 0
+            ? `${intent.explanation}; too few published in it: ${outside} from outside it follow`
+            : intent.explanation,
+        ...(outside > 0 ? { outside } : {}),
         applied: !explicit.constraint && !explicit.window,
       },
       timings_ms: { understand: understood, ...result.timings_ms },

@@ -76,6 +76,30 @@ export interface QuestionTimeIntent {
   explanation: string;
 }
 
+/**
+ * A question's time words date the news it asks about, not the articles that report it: a week's
+ * story is reported from the days before "this week" began (a Monday's question reads Sunday's
+ * reports) and for days after its period ended. The window searched is the period named, widened
+ * by `COVERAGE_LEAD_DAYS` before it and, for a period the question is within, by
+ * `COVERAGE_LAG_DAYS` after it, never past tq. A longer lag would let the next occurrence of a
+ * recurring event in ("the final in 2020" must not read 2021's). "before <date>" keeps its bound: it
+ * states when the reporting was, not when the news happened.
+ */
+export const COVERAGE_LEAD_DAYS = 3;
+export const COVERAGE_LAG_DAYS = 7;
+
+export function coverageWindow(
+  window: PublicationWindow,
+  constraint: QuestionTimeConstraint,
+  tq: number,
+): PublicationWindow {
+  if (constraint === 'before' || constraint === 'around' || constraint === 'none') return { ...window };
+  const from = window.from === undefined ? undefined : window.from - COVERAGE_LEAD_DAYS * DAY_MS;
+  let to = window.to;
+  if (constraint === 'within' && window.to !== undefined) to = Math.min(tq, window.to + COVERAGE_LAG_DAYS * DAY_MS);
+  return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
+}
+
 /** Half-width of "around <date>", as the request's default `window_days`. */
 export const AROUND_DAYS = 7;
 

@@ -4,6 +4,7 @@ import { timeFilter } from '../../processors/query/rank-candidates.js';
 import type { SearchRequest } from '../../processors/query/search-request.js';
 import {
   applyTimeIntent,
+  coverageWindow,
   understandQuestionTime,
   type QuestionTimeIntent,
 } from '../../processors/query/understand-question-time.js';
@@ -411,5 +412,38 @@ describe('applyTimeIntent', () => {
       window: { to: election },
     });
     expect(applyTimeIntent(request, intent, {}, TQ + 86_400_000).window).toBeUndefined();
+  });
+});
+
+describe('the window searched: when the news the question names is reported', () => {
+  const window = (q: string, tq: number) => {
+    const intent = understandQuestionTime(q, tq);
+    return coverageWindow(intent.window!, intent.constraint, tq);
+  };
+
+  it('reads the reports of the days before "this week" began', () => {
+    // Wednesday's "this week" is Monday to now; the weekend's reports of it come first.
+    expect(window('Which city removed its statue this week?', TQ)).toEqual({ from: start('2025-03-07'), to: TQ });
+  });
+
+  it("follows a period's news for a week after it, never past the query time", () => {
+    expect(window('Who won the election in March 2023?', TQ)).toEqual({
+      from: start('2023-02-26'),
+      to: end('2023-03-31') + 7 * 86_400_000,
+    });
+    expect(window('What happened on January 20, 2025?', TQ)).toEqual({
+      from: start('2025-01-17'),
+      to: end('2025-01-27'),
+    });
+    expect(window('How many babies were born last year?', TQ)).toEqual({
+      from: start('2023-12-29'),
+      to: end('2025-01-07'),
+    });
+  });
+
+  it('keeps "before <date>" as said: it dates the reporting', () => {
+    const intent = understandQuestionTime('What did the papers say before March 2023?', TQ);
+    expect(intent.constraint).toBe('before');
+    expect(coverageWindow(intent.window!, intent.constraint, TQ)).toEqual(intent.window);
   });
 });
