@@ -9,11 +9,11 @@ import { OPENAI_DEFAULTS } from './openai-embedder.js';
  * Which embedder runs, from an environment-like object (tests pass their own; nothing here reads
  * `process.env`):
  *
- *   NEON_EMBEDDER=local|openai|hashing     local (default): all-MiniLM-L6-v2 in-process;
+ *   NEON_EMBEDDER=local|openai|hashing     local (default): bge-small-en-v1.5-q in-process;
  *                                          openai: an OpenAI-compatible endpoint;
  *                                          hashing: unit tests only, never chosen by default
- *   NEON_EMBEDDINGS_MODEL                  local: all-MiniLM-L6-v2 (default), all-MiniLM-L6-v2-q,
- *                                          bge-small-en-v1.5 or bge-small-en-v1.5-q (model-pins.ts);
+ *   NEON_EMBEDDINGS_MODEL                  local: bge-small-en-v1.5-q (default), bge-small-en-v1.5,
+ *                                          all-MiniLM-L6-v2 or all-MiniLM-L6-v2-q (model-pins.ts);
  *                                          openai: the endpoint's model (default text-embedding-3-small)
  *   NEON_EMBEDDINGS_URL                    openai: base URL (default https://api.openai.com/v1)
  *   NEON_EMBEDDINGS_KEY / OPENAI_API_KEY   openai: bearer key (the first wins); required for api.openai.com

@@ -146,7 +146,11 @@ export const LOCAL_MODEL_PINS = {
 
 export type LocalModelName = keyof typeof LOCAL_MODEL_PINS;
 export const LOCAL_MODEL_NAMES = Object.keys(LOCAL_MODEL_PINS) as [LocalModelName, ...LocalModelName[]];
-export const DEFAULT_LOCAL_MODEL: LocalModelName = 'all-MiniLM-L6-v2';
+/**
+ * On the RealTime QA evaluation it found answers at least as often as all-MiniLM-L6-v2 in every
+ * configuration measured, and it embeds faster on one core (see the README's Embeddings section).
+ */
+export const DEFAULT_LOCAL_MODEL: LocalModelName = 'bge-small-en-v1.5-q';
 
 export function mavenCoordinates(pin: LocalModelPin): string {
   return `${pin.groupId}:${pin.artifactId}:${pin.version}:jar`;

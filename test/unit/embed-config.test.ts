@@ -4,7 +4,7 @@ import { createEmbedder } from '../../processors/embed/create-embedder.js';
 import { EmbedderError } from '../../processors/embed/embedder.js';
 import { embedderConfigFromEnv, type EmbedderConfig } from '../../processors/embed/embedder-config.js';
 import { HashingEmbedder } from '../../processors/embed/hashing-embedder.js';
-import { LOCAL_MODEL_PINS, localModelFiles } from '../../processors/embed/model-pins.js';
+import { DEFAULT_LOCAL_MODEL, LOCAL_MODEL_PINS, localModelFiles } from '../../processors/embed/model-pins.js';
 import { OpenAiEmbedder } from '../../processors/embed/openai-embedder.js';
 import { ConfigError } from '../../schemas/local-infra-config.js';
 
@@ -19,10 +19,11 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe('embedderConfigFromEnv', () => {
-  it('runs the local all-MiniLM-L6-v2 by default, one core, from the cache directory', () => {
+  it('runs the local bge-small-en-v1.5-q by default, one core, from the cache directory', () => {
+    expect(DEFAULT_LOCAL_MODEL).toBe('bge-small-en-v1.5-q');
     expect(embedderConfigFromEnv({ NEON_CACHE_DIR: '/cache' })).toEqual({
       kind: 'local',
-      model: 'all-MiniLM-L6-v2',
+      model: 'bge-small-en-v1.5-q',
       cacheDir: '/cache',
       batchSize: 1,
       concurrency: 1,
@@ -151,7 +152,7 @@ describe('embedderConfigFromEnv', () => {
       'NEON_EMBEDDINGS_URL: only used with NEON_EMBEDDER=openai',
     ]);
     expect(problemsOf({ NEON_EMBEDDINGS_DIMENSIONS: '768' })).toEqual([
-      'NEON_EMBEDDINGS_DIMENSIONS: all-MiniLM-L6-v2 makes 384-dimensional vectors',
+      'NEON_EMBEDDINGS_DIMENSIONS: bge-small-en-v1.5-q makes 384-dimensional vectors',
     ]);
     expect(problemsOf({ NEON_EMBEDDINGS_MODEL: 'bge-small-en-v1.5', NEON_EMBEDDINGS_DIMENSIONS: '768' })).toEqual([
       'NEON_EMBEDDINGS_DIMENSIONS: bge-small-en-v1.5 makes 384-dimensional vectors',
@@ -163,7 +164,7 @@ describe('embedderConfigFromEnv', () => {
   it('treats empty variables as unset', () => {
     expect(
       embedderConfigFromEnv({ NEON_EMBEDDER: '', NEON_EMBEDDINGS_MODEL: ' ', NEON_CACHE_DIR: '/c' }),
-    ).toMatchObject({ kind: 'local', model: 'all-MiniLM-L6-v2' });
+    ).toMatchObject({ kind: 'local', model: 'bge-small-en-v1.5-q' });
   });
 
   it('selects the hashing embedder only when asked by name', () => {
@@ -224,7 +225,7 @@ describe('createEmbedder', () => {
         return localModelFiles('/nonexistent/elsewhere', pin);
       },
     }).catch((e: unknown) => e);
-    expect(asked).toEqual(['/nonexistent/neon-cache all-MiniLM-L6-v2']);
+    expect(asked).toEqual(['/nonexistent/neon-cache bge-small-en-v1.5-q']);
     expect((error as EmbedderError).message).toContain('/nonexistent/elsewhere');
   });
 });
