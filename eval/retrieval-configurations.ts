@@ -4,7 +4,13 @@
  * question's date. Adding a configuration is one line here; `--configs a,b` picks some, `--stores`
  * the stores they run on. A configuration that names a store runs on that store only.
  */
-import { DEFAULT_ALPHA, DEFAULT_STRATEGY, type SearchRequest, type Store } from '../processors/query/search-request.js';
+import {
+  DEFAULT_ALPHA,
+  DEFAULT_STORE,
+  DEFAULT_STRATEGY,
+  type SearchRequest,
+  type Store,
+} from '../processors/query/search-request.js';
 
 /**
  * What a configuration may set: anything of a request except the question, its time and k — the
@@ -26,6 +32,8 @@ export type Configuration = RequestOverride | ((asked: AskedQuestion) => Request
  * EventRAG-style multi-hop along the entity graph on top of generic similarity.
  */
 export const CONFIGURATIONS: Record<string, Configuration> = {
+  // The product's defaults as the API fills them (strategy, store, α, fusion, per-article cap).
+  default: { store: DEFAULT_STORE },
   temporal: { strategy: 'temporal' },
   generic: { strategy: 'generic' },
   tempralm: { strategy: 'tempralm' },
