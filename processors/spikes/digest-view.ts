@@ -113,14 +113,18 @@ function storyLine(s: StoryJson): string {
   );
 }
 
+function plural(n: number, one: string, many: string): string {
+  return n === 1 ? one : many;
+}
+
 /** The digest as `neon spikes --digest` prints it. */
 export function digestLines(digest: DigestJson): string[] {
   const t = digest.totals;
   const lines = [
-    `spike digest for ${digest.date}: ${digest.stories.length} of ${t.above_bar} stories above the bar ` +
+    `spike digest for ${digest.date}: ${digest.stories.length} of ${t.above_bar} ${plural(t.above_bar, 'story', 'stories')} above the bar ` +
       `(budget ${digest.budget.perDay} a day, ${digest.budget.perHour} an hour, significance ≥ ${digest.budget.minSignificance}, ` +
       `pushed at ≥ ${digest.budget.pushSignificance}); ` +
-      `${t.stories} stories in all, ${t.generic} generic names held back`,
+      `${t.stories} ${plural(t.stories, 'story', 'stories')} in all, ${t.generic} generic ${plural(t.generic, 'name', 'names')} held back`,
   ];
   if (digest.stories.length === 0) lines.push('  no story above the bar');
   for (const s of digest.stories) {

@@ -140,7 +140,7 @@ describe('AlertDesk', () => {
     desk.apply(alert('Goma', 3.5, ['g1', 'g2', 'g3', 'g4'], { entity_type: 'LOCATION' }));
     desk.apply(alert('M23', 3.2, ['g1', 'g2', 'g3', 'g5'], { entity_type: 'ORGANIZATION' }));
     const lines = digestLines(digestJson(desk.digest(DAY0)));
-    expect(lines[0]).toMatch(/^spike digest for 2025-01-06: 1 of 1 stories above the bar/);
+    expect(lines[0]).toMatch(/^spike digest for 2025-01-06: 1 of 1 story above the bar/);
     expect(lines[1]).toBe('  1. Goma (LOCATION)  significance 3.5  5 articles (4 in the window, expected 1.0)  + M23');
     expect(lines[2]).toBe('       https://news.example/g1');
   });
