@@ -539,6 +539,15 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         'g',
         'c',
       ]);
+      // A recent period up to now is weighed as recency by the strategy, not filtered: g (three weeks
+      // old) stays among the generic strategy's results.
+      expect(await ids({ q: 'doja cat news this week', strategy: 'generic', k: 3 })).toEqual(['d', 'g', 'c']);
+      const thisWeek = parseSearchRequest({ q: 'doja cat news this week', date: new Date(TQ).toISOString() }, 0);
+      if (!thisWeek.ok) throw new Error(thisWeek.problems.join('; '));
+      expect((await retriever.search(thisWeek.request)).time).toMatchObject({
+        expressions: ['this week'],
+        as_recency: true,
+      });
       // The caller's own constraint replaces the question's time scope as a whole.
       const anchor = new Date(TQ - 5 * DAY_MS).toISOString();
       expect(
