@@ -80,7 +80,7 @@ async function ask(
   // Left as the page offers it unless asked: the request then shows the dashboard's default.
   if (fields.strategy !== undefined) await page.getByLabel('Strategy').selectOption(fields.strategy);
   await page.getByLabel('Related entities').selectOption(String(fields.hops ?? 1));
-  await page.getByLabel('Store').selectOption(fields.store ?? 'interactions');
+  await page.getByLabel('Store').selectOption(fields.store ?? 'chunks');
   await page.getByLabel('Items (k)').fill(String(fields.k ?? 10));
   // Enter in the question submits, as a keyboard user would.
   await page.getByLabel('Question').press('Enter');

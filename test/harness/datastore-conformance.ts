@@ -218,7 +218,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
    */
   async function ids(input: Partial<SearchRequestInput>): Promise<string[]> {
     const parsed = parseSearchRequest(
-      { q: 'doja cat news', date: new Date(TQ).toISOString(), fusion: 'dense', ...input },
+      { q: 'doja cat news', date: new Date(TQ).toISOString(), fusion: 'dense', store: 'interactions', ...input },
       0,
     );
     if (!parsed.ok) throw new Error(parsed.problems.join('; '));
@@ -245,7 +245,9 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
 
     it('answers extractively without an LLM: the best sentence first, then the others dated, citations to items with URLs', async () => {
       const base = await serve();
-      const response = await fetch(`${base}/v1/ask?q=doja+cat+news&date=${date}&k=3&strategy=temporal&fusion=dense`);
+      const response = await fetch(
+        `${base}/v1/ask?q=doja+cat+news&date=${date}&k=3&strategy=temporal&fusion=dense&store=interactions`,
+      );
       expect(response.status).toBe(200);
       const body = (await response.json()) as {
         answer: string;
@@ -292,7 +294,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       };
       const base = await serve({ chat });
       const body = (await (
-        await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal&fusion=dense`)
+        await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal&fusion=dense&store=interactions`)
       ).json()) as {
         answer: string;
         citations: { n: number; id: string }[];
@@ -313,7 +315,9 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         complete: () => Promise.reject(new ChatModelError('llm_budget_exhausted', 'budget spent', true)),
       };
       const fallback = (await (
-        await fetch(`${await serve({ chat: failing })}/v1/ask?q=doja&date=${date}&k=2&strategy=temporal&fusion=dense`)
+        await fetch(
+          `${await serve({ chat: failing })}/v1/ask?q=doja&date=${date}&k=2&strategy=temporal&fusion=dense&store=interactions`,
+        )
       ).json()) as {
         model: null;
         fallback: string;
@@ -365,7 +369,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       try {
         const base = await serve({ chat });
         const body = (await (
-          await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal&fusion=dense`)
+          await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal&fusion=dense&store=interactions`)
         ).json()) as {
           answer: string;
           model: string;
@@ -380,11 +384,11 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         expect(request!.messages[1]!.content).toContain('Today is August 31, 2023.');
         expect(request!.temperature).toBe(0);
         // A second identical question costs nothing: the client's cache answers.
-        await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal&fusion=dense`);
+        await fetch(`${base}/v1/ask?q=doja&date=${date}&k=3&strategy=temporal&fusion=dense&store=interactions`);
         expect(fake.totals.chatCalls).toBe(1);
         fake.enqueue(fakeReplies.serverError(), fakeReplies.serverError());
         const down = (await (
-          await fetch(`${base}/v1/ask?q=doja+again&date=${date}&k=3&strategy=temporal&fusion=dense`)
+          await fetch(`${base}/v1/ask?q=doja+again&date=${date}&k=3&strategy=temporal&fusion=dense&store=interactions`)
         ).json()) as {
           model: null;
           fallback: string;
@@ -433,10 +437,12 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
     });
 
     it('tempralm: recent and similar first, nothing from after t_q', async () => {
-      const result = await ids({ strategy: 'tempralm', k: 7 });
+      // At α = 1 recency weighs as much as relevance: b, an hour old, leads; at α = 0 relevance alone.
+      const result = await ids({ strategy: 'tempralm', k: 7, alpha: 1 });
       expect(result[0]).toBe('b');
       expect(result).toHaveLength(6);
       expect(result).not.toContain('e');
+      expect(await ids({ strategy: 'tempralm', k: 3, alpha: 0 })).toEqual(await ids({ strategy: 'generic', k: 3 }));
     });
 
     it('never leaks the future unless asked, for every strategy and store', async () => {
@@ -482,6 +488,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
             constraint_date: new Date(HOP_ANCHOR).toISOString(),
             hops,
             fusion: 'dense',
+            store: 'interactions',
           },
           0,
         );
@@ -674,7 +681,14 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       expect(await ids({ strategy: 'generic', store: 'chunks', k: 2 })).toEqual(['chunk-d', 'chunk-g']);
       expect(await ids({ strategy: 'generic', store: 'both', k: 2 })).toEqual(['d', 'g']);
       const parsed = parseSearchRequest(
-        { q: 'doja', date: new Date(TQ).toISOString(), k: 1, strategy: 'temporal', fusion: 'dense' },
+        {
+          q: 'doja',
+          date: new Date(TQ).toISOString(),
+          k: 1,
+          strategy: 'temporal',
+          fusion: 'dense',
+          store: 'interactions',
+        },
         0,
       );
       const [top] = (await retriever.search(parsed.ok ? parsed.request : (undefined as never))).items;

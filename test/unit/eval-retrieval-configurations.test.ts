@@ -1,3 +1,4 @@
+import { DEFAULT_ALPHA } from '../../processors/query/search-request.js';
 import { describe, expect, it } from 'vitest';
 import {
   CONFIGURATIONS,
@@ -20,7 +21,7 @@ describe('retrieval configurations', () => {
       constraint: 'around',
       constraintAt: asked.tq,
       windowDays: 7,
-      alpha: 1,
+      alpha: DEFAULT_ALPHA,
       includeFuture: false,
       hops: 1,
       explicit: { constraint: true },

@@ -58,7 +58,7 @@ describe('retrieval without repeats', () => {
     }
     const retriever = new Retriever({ datastore, embedder: query });
     const ask = async (strategy: string) => {
-      const parsed = parseSearchRequest({ q: 'q', date: '2025-01-10', k: 3, strategy }, T);
+      const parsed = parseSearchRequest({ q: 'q', date: '2025-01-10', k: 3, strategy, store: 'interactions' }, T);
       if (!parsed.ok) throw new Error(parsed.problems.join('; '));
       return (await retriever.search(parsed.request)).items.map((i) => i.id);
     };
