@@ -294,7 +294,7 @@ export class AskPanel {
     if (query.date) rows.push(['As of', formatTime(query.date)]);
     const reading = timeReading(data.time);
     if (reading) rows.push(['Time words', reading]);
-    const settings = ['strategy', 'store', 'fusion', 'k', 'hops', 'constraint', 'window_days']
+    const settings = ['strategy', 'store', 'fusion', 'per_article', 'k', 'hops', 'constraint', 'window_days']
       .filter((name) => query[name] !== undefined)
       .map((name) => `${name.replace('_', ' ')} ${query[name]}`);
     if (settings.length > 0) rows.push(['Settings', settings.join(' · ')]);
