@@ -127,11 +127,13 @@ beforeAll(async () => {
   const config = loadProductConfig({
     NEON_EMBEDDER: 'hashing',
     // Sensitive enough that these few days of news raise alerts, so the webhook stage has work too.
+    // NEON's rule at its most sensitive (a baseline longer than the 7 days an ended episode stays silent).
     NEON_SPIKE_RULES: 'day',
+    NEON_SPIKE_METHOD: 'neon',
     NEON_SPIKE_DAY_MIN: '1',
     NEON_SPIKE_DAY_STD: '0',
     NEON_SPIKE_DAY_WINDOW: '1',
-    NEON_SPIKE_DAY_BASELINE: '3',
+    NEON_SPIKE_DAY_BASELINE: '8',
     NEON_WEBHOOK_URLS: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/alerts`,
     NEON_WEBHOOK_SECRET: 'a-webhook-secret-of-some-length',
     // The receiver is on loopback, which webhooks may reach only when the operator allows it.
