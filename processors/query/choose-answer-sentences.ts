@@ -116,7 +116,26 @@ const WEIGHTS = {
   restates: 0.3,
   /** A question term that only sets the scene counts this much of one in the asking sentence. */
   scene: 0.5,
+  /**
+   * The sentence holds the verb a "who <verb> …?" question asks about ("who won": "CDU/CSU wins a
+   * plurality"): it states the fact asked, where a sentence sharing only the question's nouns
+   * ("Germans vote to elect the Bundestag") sets its scene.
+   */
+  predicate: 0.3,
 };
+/** Words after "who" that are no predicate of their own. */
+const AUXILIARIES: ReadonlySet<string> = new Set(
+  'is was are were be been has have had does did do will would can could should may might must'.split(' '),
+);
+
+/** The stemmed verb of a "who <verb> …?" question, if it asks one ("who won" → "win"). */
+function askedPredicate(question: string): string | undefined {
+  const asking = words(askingSentence(question));
+  const at = asking.indexOf('who');
+  const verb = at < 0 ? undefined : asking[at + 1];
+  if (verb === undefined || AUXILIARIES.has(verb) || !isContentWord(verb)) return undefined;
+  return stem(verb);
+}
 /** A supporting sentence scores at least this share of the lead's score. */
 const SUPPORT_SHARE = 0.5;
 /** A second sentence from an item already quoted counts this much: other sources and dates first. */
@@ -225,6 +244,7 @@ function rankCandidates(
   };
 
   const asked = new Set(questionTerms);
+  const predicate = askedPredicate(question);
   for (const c of relevant) {
     const phrase = questionNames.some((name) => ` ${c.key} `.includes(` ${name} `)) ? 1 : 0;
     const { answers, fit } = answerFit(withoutDateline(c.text), type, seen, items[c.item]!.entities ?? [], isNew);
@@ -234,6 +254,7 @@ function rankCandidates(
     c.score =
       relevance.get(c)! +
       WEIGHTS.entityPhrase * phrase +
+      (predicate !== undefined && (c.terms.get(predicate) ?? 0) > 0 ? WEIGHTS.predicate : 0) +
       WEIGHTS.context * context[c.item]! +
       WEIGHTS.answerType * fit +
       WEIGHTS.prior * prior(c.item) +

@@ -168,6 +168,19 @@ describe('choosing answer sentences', () => {
     for (const s of choice.support) expect(s.score).toBeGreaterThanOrEqual(choice.lead!.score / 2);
   });
 
+  it('leads with the sentence that holds the verb a "who <verb>" question asks about, over one with only its nouns', () => {
+    const one = (text: string) => ({ ...item(text), published_at: '2025-02-23T10:00:00.000Z' });
+    const choice = chooseAnswerSentences('Who won the German federal election?', [
+      one(
+        'Germans vote to elect the Bundestag. The opposition CDU/CSU wins a plurality, with 28.5% of the vote and 208 seats.',
+      ),
+    ]);
+    expect(choice.lead?.text).toBe('The opposition CDU/CSU wins a plurality, with 28.5% of the vote and 208 seats.');
+    // No predicate of its own after "who": nothing changes.
+    const is = rankAnswerSentences('Who is the chancellor?', [item('Olaf Scholz is the chancellor.')]);
+    expect(is.ranked[0]!.text).toBe('Olaf Scholz is the chancellor.');
+  });
+
   it('chooses nothing from nothing', () => {
     expect(chooseAnswerSentences('Who won?', [])).toEqual({ type: 'person', lead: null, support: [], leadName: null });
   });
