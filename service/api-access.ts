@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { BearerTokens } from './bearer-tokens.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { BearerTokens } from '../processors/access/bearer-tokens.js';
+import type { RateLimiter } from '../processors/access/rate-limiter.js';
 
 export interface ApiAccess {
   /** Absent or empty: no authentication (a local, loopback-only run). */

@@ -21,8 +21,8 @@ import { decodeUtf8 } from './decode-body.js';
 import { normalizeArticle, type NormalizeOptions } from './normalize-article.js';
 import { articleLineSchema, describeZodIssues, parseArticleLine } from './read-jsonl-articles.js';
 import type { Article } from '../../schemas/records.generated.js';
-import { BearerTokens } from '../../service/bearer-tokens.js';
-import { perMinuteLimiter, type RateLimiter } from '../../service/rate-limiter.js';
+import { BearerTokens } from '../access/bearer-tokens.js';
+import { perMinuteLimiter, type RateLimiter } from '../access/rate-limiter.js';
 
 export const ARTICLES_ROUTE = '/v1/articles';
 export const MAX_ARTICLES_PER_REQUEST = 1000;

@@ -15,7 +15,7 @@ import { parseSearchRequest } from '../../processors/query/search-request.js';
 import { understandQuestionTime } from '../../processors/query/understand-question-time.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
 import { guardScope, sendApiError } from '../../service/api-access.js';
-import { BearerTokens } from '../../service/bearer-tokens.js';
+import { BearerTokens } from '../../processors/access/bearer-tokens.js';
 import { registerDashboardRoutes } from '../../service/dashboard-routes.js';
 import { registerSpikeRoutes } from '../../service/spike-routes.js';
 import { registerStatusRoutes, type StatusDocument } from '../../service/status-routes.js';

@@ -6,7 +6,7 @@ import {
   type AnswerItem,
   type ComposedAnswer,
 } from '../../processors/query/compose-answer.js';
-import { RateLimiter } from '../../service/rate-limiter.js';
+import { RateLimiter } from '../../processors/access/rate-limiter.js';
 
 const TQ = Date.UTC(2023, 7, 31, 18);
 const items: AnswerItem[] = [

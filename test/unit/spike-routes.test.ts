@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DAY_MS } from '../../processors/spikes/spike-rule.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
-import { BearerTokens } from '../../service/bearer-tokens.js';
+import { BearerTokens } from '../../processors/access/bearer-tokens.js';
 import { registerSpikeRoutes } from '../../service/spike-routes.js';
 import { hubFeed, SpikeHub } from '../../streams/spike-feed.js';
 import { DAY0 } from './spike-fixtures.js';
