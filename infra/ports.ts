@@ -1,4 +1,4 @@
-import { createServer, Socket } from 'node:net';
+import { createServer, Socket, type Server } from 'node:net';
 import { InfraError } from './errors.js';
 
 /** True when something accepts TCP connections on 127.0.0.1:port. */
@@ -40,14 +40,32 @@ export async function assertPortsFree(ports: { port: number; purpose: string; fl
 }
 
 /** A free ephemeral port on 127.0.0.1 (for tests and containers). */
-export function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host: '127.0.0.1' }, () => {
+export async function findFreePort(): Promise<number> {
+  const [port] = await findFreePorts(1);
+  return port!;
+}
+
+/**
+ * `count` distinct free ephemeral ports on 127.0.0.1. All are held open until every one is chosen:
+ * asking one at a time lets the system hand the same port out twice.
+ */
+export async function findFreePorts(count: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    for (let i = 0; i < count; i += 1) {
+      servers.push(
+        await new Promise<Server>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen({ port: 0, host: '127.0.0.1' }, () => resolve(server));
+        }),
+      );
+    }
+    return servers.map((server) => {
       const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
+      return typeof address === 'object' && address ? address.port : 0;
     });
-  });
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
 }

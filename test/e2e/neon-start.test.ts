@@ -124,10 +124,12 @@ describe('neon start on the bundled sample', { timeout: 600_000 }, () => {
     delete env.ES_URL;
     const run = runNeon(['start', '--port', '0', '--no-live'], env);
     try {
-      // Interrupted with a backlog: the stages hold in-flight records and the model is busy.
-      await run.waitFor(/backlog [1-9]\d{2,}/, 240_000);
+      // Interrupted mid-replay with a backlog: the stages hold in-flight records and the model is busy.
+      // (How deep the backlog gets depends on the machine's speed; any backlog is in-flight work.)
+      const [, replayed, total] = await run.waitFor(/replayed (\d+)\/(\d+) \(.*backlog [1-9]/, 240_000);
       run.kill('SIGINT');
-      // Draining the backlog would outlast the 30 s shutdown budget and exit 1.
+      expect(Number(replayed)).toBeLessThan(Number(total));
+      // Draining would take as long as the backlog; embedded mode drops it and exits at once.
       expect(await run.exited).toBe(0);
       expect(run.output()).toContain('in-flight work is dropped, not drained');
       const afterSignal = run.output().slice(run.output().indexOf('SIGINT'));

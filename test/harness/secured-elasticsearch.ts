@@ -10,7 +10,7 @@ import {
 } from '../../infra/elasticsearch/elasticsearch-launcher.js';
 import { isInfraError } from '../../infra/errors.js';
 import { findJava } from '../../infra/java.js';
-import { findFreePort } from '../../infra/ports.js';
+import { findFreePorts } from '../../infra/ports.js';
 import { explainFromLog } from '../../infra/process-control.js';
 import { Secret } from '../../schemas/connection-config.js';
 import { loadLocalInfraConfig, type LocalInfraConfig } from '../../schemas/local-infra-config.js';
@@ -45,9 +45,7 @@ export async function startSecuredElasticsearch(
     await rm(root, { recursive: true, force: true });
   };
   try {
-    const httpPort = await findFreePort();
-    let transportPort = await findFreePort();
-    while (transportPort === httpPort) transportPort = await findFreePort();
+    const [httpPort, transportPort] = await findFreePorts(2);
     config = loadLocalInfraConfig(process.env, {
       dataDir: root,
       elasticsearchPort: httpPort,

@@ -11,7 +11,7 @@ import type { ScramLogin } from '../../infra/kafka/kafka-config.js';
 import { kafkaBrokers, kafkaPaths, startKafka, stopKafka } from '../../infra/kafka/kafka-launcher.js';
 import { kafkaUserName, KEDA_KAFKA_USER } from '../../infra/kubernetes/cluster-names.js';
 import { kedaAcls, processAcls, type Acl, type AclOperation } from '../../infra/kubernetes/kafka-resources.js';
-import { findFreePort } from '../../infra/ports.js';
+import { findFreePorts } from '../../infra/ports.js';
 import { kafkaSecurityFromEnv } from '../../schemas/connection-config.js';
 import { loadLocalInfraConfig, type LocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { createKafkaClient } from '../../streams/kafka-client.js';
@@ -164,10 +164,11 @@ export async function startSecuredKafka(log: (line: string) => void = () => unde
       [ADMIN, ...logins.map((login) => login.user)].map((user) => [user, randomBytes(18).toString('base64url')]),
     );
     const scram = (name: string): ScramLogin => ({ name, password: passwords.get(name)! });
+    const [kafkaPort, kafkaControllerPort] = await findFreePorts(2);
     config = loadLocalInfraConfig(process.env, {
       dataDir: join(root, 'instance'),
-      kafkaPort: await findFreePort(),
-      kafkaControllerPort: await findFreePort(),
+      kafkaPort,
+      kafkaControllerPort,
       kafkaHeap: '256m',
     });
     await startKafka(config, java, log, {

@@ -12,7 +12,7 @@ import {
   localInfrastructureStatus,
   upLocalInfrastructure,
 } from '../../infra/local-infrastructure.js';
-import { findFreePort } from '../../infra/ports.js';
+import { findFreePort, findFreePorts } from '../../infra/ports.js';
 import { processAlive } from '../../infra/process-control.js';
 import { elasticsearchReady } from '../../infra/readiness.js';
 import { loadLocalInfraConfig, type LocalInfraConfig } from '../../schemas/local-infra-config.js';
@@ -24,12 +24,13 @@ import { loadLocalInfraConfig, type LocalInfraConfig } from '../../schemas/local
  */
 
 async function freshConfig(dataDir: string): Promise<LocalInfraConfig> {
+  const [kafkaPort, kafkaControllerPort, elasticsearchPort, elasticsearchTransportPort] = await findFreePorts(4);
   return loadLocalInfraConfig(process.env, {
     dataDir,
-    kafkaPort: await findFreePort(),
-    kafkaControllerPort: await findFreePort(),
-    elasticsearchPort: await findFreePort(),
-    elasticsearchTransportPort: await findFreePort(),
+    kafkaPort,
+    kafkaControllerPort,
+    elasticsearchPort,
+    elasticsearchTransportPort,
     kafkaHeap: '256m',
     elasticsearchHeap: '512m',
   });

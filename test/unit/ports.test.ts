@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InfraError } from '../../infra/errors.js';
-import { assertPortsFree, canBind, findFreePort, isPortOpen } from '../../infra/ports.js';
+import { assertPortsFree, canBind, findFreePort, findFreePorts, isPortOpen } from '../../infra/ports.js';
 
 function listen(port = 0): Promise<Server> {
   return new Promise((resolve, reject) => {
@@ -99,5 +99,14 @@ describe('findFreePort', () => {
     const server = await listen(port);
     open.push(server);
     expect(portOf(server)).toBe(port);
+  });
+});
+
+describe('findFreePorts', () => {
+  it('returns distinct bindable ports, however many are asked for', async () => {
+    const ports = await findFreePorts(16);
+    expect(ports).toHaveLength(16);
+    expect(new Set(ports).size).toBe(16);
+    for (const port of ports) expect(await canBind(port)).toBe(true);
   });
 });
