@@ -1,0 +1,95 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkLayers, formatReport } from '../../scripts/check-layers.js';
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+/** A throwaway project tree: path → source. */
+function project(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'layers-'));
+  roots.push(root);
+  for (const [path, source] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), source);
+  }
+  return root;
+}
+
+describe('checkLayers', () => {
+  it('passes imports that go down or stay in their layer, and anything from the top layer', () => {
+    const report = checkLayers(
+      project({
+        'schemas/record.ts': 'export type Record = { id: string };',
+        'processors/chunk.ts':
+          "import type { Record } from '../schemas/record.js';\nexport const f = (r: Record) => r;",
+        'streams/stage.ts':
+          "import { f } from '../processors/chunk.js';\nimport { Kafka } from 'kafkajs';\nexport { f, Kafka };",
+        'service/api.ts':
+          "import Fastify from 'fastify';\nimport { f } from '../streams/stage.js';\nexport { f, Fastify };",
+        'test/unit/a.test.ts':
+          "import { Kafka } from 'kafkajs';\nimport { f } from '../../service/api.js';\nexport { f, Kafka };",
+      }),
+    );
+    expect(formatReport(report).failed).toBe(false);
+    expect(report.files).toBe(5);
+  });
+
+  it('lists an upward import, type-only ones included, and the folder loop it closes', () => {
+    const report = checkLayers(
+      project({
+        'processors/metrics.ts': "import type { Meter } from '../streams/meter.js';\nexport type M = Meter;",
+        'streams/meter.ts': "import type { M } from '../processors/metrics.js';\nexport type Meter = { m?: M };",
+      }),
+    );
+    expect(report.upward).toEqual(['processors/metrics.ts → streams/meter.ts (processors/ may not import streams/)']);
+    expect(report.folderCycles).toHaveLength(1);
+    expect(report.folderCycles[0]).toContain('processors ⇄ streams');
+    expect(formatReport(report).failed).toBe(true);
+  });
+
+  it('lists clients imported outside their connector folders, through require.resolve too', () => {
+    const report = checkLayers(
+      project({
+        'processors/embed.ts': "import OpenAI from 'openai/index.js';\nexport default OpenAI;",
+        'processors/pool.ts':
+          "import { createRequire } from 'node:module';\nexport const p = createRequire(import.meta.url).resolve('onnxruntime-node');",
+        'service/es.ts': "export { Client } from '@elastic/elasticsearch';",
+      }),
+    );
+    expect(report.clientImports).toEqual([
+      'processors/embed.ts imports openai (processors/ is not a connector folder for it)',
+      'processors/pool.ts imports onnxruntime-node (processors/ is not a connector folder for it)',
+      'service/es.ts imports @elastic/elasticsearch (service/ is not a connector folder for it)',
+    ]);
+  });
+
+  it('fails on a run-time module loop but only lists one that passes through a type-only import', () => {
+    const runtime = checkLayers(
+      project({
+        'processors/a.ts': "import { b } from './b.js';\nexport const a = () => b;",
+        'processors/b.ts': "import { a } from './a.js';\nexport const b = () => a;",
+      }),
+    );
+    expect(runtime.moduleCycles).toEqual([
+      'processors/a.ts → processors/b.ts → processors/a.ts  (2 modules in the loop)',
+    ]);
+    expect(formatReport(runtime).failed).toBe(true);
+
+    const typeOnly = checkLayers(
+      project({
+        'processors/a.ts': "import { type B } from './b.js';\nexport type A = { b?: B };",
+        'processors/b.ts':
+          "import { a } from './c.js';\nimport type { A } from './a.js';\nexport type B = { a?: A };\nexport { a };",
+        'processors/c.ts': 'export const a = 1;',
+      }),
+    );
+    expect(typeOnly.moduleCycles).toEqual([]);
+    expect(typeOnly.typeOnlyModuleCycles).toHaveLength(1);
+    expect(formatReport(typeOnly).failed).toBe(false);
+  });
+});
