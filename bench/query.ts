@@ -53,7 +53,7 @@ import { datastoreNames, monthlyIndex } from '../schemas/elasticsearch/datastore
 import { LEXICAL_FIELDS, type LexicalRequest, type NearestRequest, type ScoredDocument } from '../streams/datastore.js';
 import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
 import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
-import { Retriever } from '../service/retrieve.js';
+import { Retriever } from '../streams/retrieve.js';
 import { ElasticsearchDatastore } from '../streams/elasticsearch-datastore.js';
 import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
 import { writeBenchResults } from './results.js';

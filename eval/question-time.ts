@@ -42,7 +42,7 @@ import {
 } from '../processors/query/understand-question-time.js';
 import { datastoreNames, monthlyIndex, type DatastoreKind } from '../schemas/elasticsearch/datastore-templates.js';
 import type { Article } from '../schemas/records.generated.js';
-import { Retriever } from '../service/retrieve.js';
+import { Retriever } from '../streams/retrieve.js';
 import { EmbeddedDatastore } from '../streams/embedded-datastore.js';
 import { markChunkDedupe } from './process-articles.js';
 

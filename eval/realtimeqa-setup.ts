@@ -19,7 +19,7 @@ import type { Store } from '../processors/query/search-request.js';
 import { datastoreNames, monthlyIndex, type DatastoreKind } from '../schemas/elasticsearch/datastore-templates.js';
 import { defaultDirectories } from '../schemas/local-infra-config.js';
 import type { Chunk, Interaction } from '../schemas/records.generated.js';
-import { Retriever } from '../service/retrieve.js';
+import { Retriever } from '../streams/retrieve.js';
 import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
 import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
 import { ElasticsearchDatastore } from '../streams/elasticsearch-datastore.js';

@@ -7,7 +7,7 @@ import { BearerTokens } from '../processors/access/bearer-tokens.js';
 import { registerQueryRoutes } from './query-routes.js';
 import { perMinuteLimiter } from '../processors/access/rate-limiter.js';
 import { isLoopbackAddress, refuseForeignHosts } from './loopback-host.js';
-import type { Retriever } from './retrieve.js';
+import type { Retriever } from '../streams/retrieve.js';
 import { registerSpikeRoutes } from './spike-routes.js';
 import type { ApiAccess } from './api-access.js';
 import { registerExtractionRoutes, type ExtractionRoutesOptions } from './extraction-routes.js';

@@ -14,7 +14,7 @@ import type { WebhookEndpoint } from '../processors/spikes/deliver-webhook.js';
 import type { FetchAllowList } from '../schemas/outbound-address-policy.js';
 import type { SpikeConfig } from '../processors/spikes/spike-config.js';
 import type { InteractionVariant } from '../schemas/records.generated.js';
-import { Retriever } from '../service/retrieve.js';
+import { Retriever } from './retrieve.js';
 import type { Datastore } from './datastore.js';
 import { stageMetrics } from './metrics.js';
 import { followRegistryLinker } from './registry-linker.js';

@@ -10,10 +10,10 @@ import {
 import { FUSION_MODES } from '../../processors/query/fuse-rankings.js';
 import { spellDate } from '../../processors/query/reformulate-query.js';
 import { chatModelFromEnv } from '../../processors/extract/openai-chat-model.js';
-import { answerQuestion, type AnswerResult } from '../../service/answer-question.js';
+import { answerQuestion, type AnswerResult } from '../../streams/answer-question.js';
 import type { SearchRequest } from '../../processors/query/search-request.js';
 import { callService, findService } from './service-client.js';
-import { Retriever } from '../../service/retrieve.js';
+import { Retriever } from '../../streams/retrieve.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
 import { followRegistryLinker } from '../../streams/registry-linker.js';
 import { clusterElasticsearch, configuredEmbedder, indexPrefix } from './cluster-services.js';

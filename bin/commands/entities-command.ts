@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
 import type { EntityDirectory } from '../../processors/query/entity-directory.js';
-import { Retriever, type RetrievedItem } from '../../service/retrieve.js';
+import { Retriever, type RetrievedItem } from '../../streams/retrieve.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
 import { followRegistryLinker } from '../../streams/registry-linker.js';
 import { clusterElasticsearch, indexPrefix } from './cluster-services.js';

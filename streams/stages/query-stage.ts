@@ -8,8 +8,9 @@ import {
   type SearchRequest,
 } from '../../processors/query/search-request.js';
 import type { Answer, Query } from '../../schemas/records.generated.js';
-import { answerQuestion } from '../../service/answer-question.js';
-import { RetrievalTimeout, type Retriever } from '../../service/retrieve.js';
+import { answerQuestion } from '../answer-question.js';
+import { RetrievalTimeout } from '../datastore.js';
+import type { Retriever } from '../retrieve.js';
 import { KafkaSink } from '../kafka-sink.js';
 import { stageDecoder, topicRecord } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage } from '../run-stage.js';

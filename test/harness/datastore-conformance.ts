@@ -13,7 +13,7 @@ import type { Datastore } from '../../streams/datastore.js';
 import { DatastoreMismatchError } from '../../streams/datastores.js';
 import { MonthCompactor } from '../../streams/month-compactor.js';
 import { StageError } from '../../streams/stage-error.js';
-import { Retriever } from '../../service/retrieve.js';
+import { Retriever } from '../../streams/retrieve.js';
 import { EntityLinker } from '../../processors/query/reformulate-query.js';
 import { startApiServer, type ApiServer } from '../../service/api-server.js';
 import { ChatModelError, type ChatModel } from '../../processors/extract/chat-model.js';

@@ -10,7 +10,7 @@ import { createKafkaTransport } from '../../streams/kafka-transport.js';
 import { topicRecord } from '../../streams/record-codec.js';
 import { startChunkIndexStage, startInteractionIndexStage } from '../../streams/stages/index-stage.js';
 import { startQueryStage } from '../../streams/stages/query-stage.js';
-import { Retriever } from '../../service/retrieve.js';
+import { Retriever } from '../../streams/retrieve.js';
 import { freshIndex, freshTopic } from '../harness/fresh-names.js';
 import { allDocumentIds, committedToEnd, waitUntil } from '../harness/invariants.js';
 import { useLiveClients } from '../harness/live-clients.js';

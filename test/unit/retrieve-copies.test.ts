@@ -4,7 +4,7 @@ import { interactionDocument } from '../../processors/index-documents.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
 import { datastoreNames, monthlyIndex } from '../../schemas/elasticsearch/datastore-templates.js';
 import type { Interaction } from '../../schemas/records.generated.js';
-import { Retriever } from '../../service/retrieve.js';
+import { Retriever } from '../../streams/retrieve.js';
 import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
 
 const T = Date.UTC(2025, 0, 10, 12);

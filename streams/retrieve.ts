@@ -23,14 +23,7 @@ import {
   type QuestionTimeIntent,
 } from '../processors/query/understand-question-time.js';
 import { datastoreNames, type DatastoreKind } from '../schemas/elasticsearch/datastore-templates.js';
-import {
-  EmbeddingModelMismatch,
-  type Datastore,
-  type DocumentFilter,
-  type StoredDocument,
-} from '../streams/datastore.js';
-
-export { EmbeddingModelMismatch, RetrievalTimeout, DatastoreUnavailable } from '../streams/datastore.js';
+import { EmbeddingModelMismatch, type Datastore, type DocumentFilter, type StoredDocument } from './datastore.js';
 
 /** One retrieved document, as every interface returns it. */
 export interface RetrievedItem {
