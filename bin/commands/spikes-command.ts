@@ -3,7 +3,7 @@ import { UsageError } from '../../infra/cli-errors.js';
 import { redactUrl } from '../../schemas/connection-config.js';
 import type { SpikeEpisode } from '../../processors/spikes/spike-book.js';
 import { digestJson, digestLines, type DigestJson } from '../../processors/spikes/digest-view.js';
-import { episodeJson, alertJson } from '../../service/spike-routes.js';
+import { alertJson, episodeJson } from '../../processors/spikes/alert-view.js';
 import { followSpikes } from '../../streams/spike-feed.js';
 import { untilSignalled } from '../../streams/stop-on-signals.js';
 import { TOPICS } from '../../streams/topics.js';

@@ -8,7 +8,7 @@ import {
 import { alertKey } from '../../processors/spikes/spike-book.js';
 import type { FetchAllowList } from '../../schemas/outbound-address-policy.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
-import { alertJson } from '../../service/spike-routes.js';
+import { alertJson } from '../../processors/spikes/alert-view.js';
 import { stageDecoder } from '../record-codec.js';
 import { startStage, stderrLogger, type RunningStage } from '../run-stage.js';
 import { createGuardedFetch } from '../guarded-fetch.js';
