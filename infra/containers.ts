@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { GenericContainer, StartedTestContainer } from 'testcontainers';
 import { InfraError } from './errors.js';
-import { DEFAULT_PORTS, ELASTICSEARCH_IMAGE, KAFKA_IMAGE } from './versions.js';
+import { DEFAULT_PORTS } from '../schemas/local-infra-config.js';
+import { ELASTICSEARCH_IMAGE, KAFKA_IMAGE } from './versions.js';
 
 export interface ContainerInfrastructure {
   kafkaBrokers: string[];

@@ -19,11 +19,3 @@ export const MAVEN_DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependenc
 /** Container images with the same versions, for people who have a container runtime. */
 export const KAFKA_IMAGE = `apache/kafka:${KAFKA_VERSION}`;
 export const ELASTICSEARCH_IMAGE = `docker.elastic.co/elasticsearch/elasticsearch:${ELASTICSEARCH_VERSION}`;
-
-/** Default local ports (all on 127.0.0.1). */
-export const DEFAULT_PORTS = {
-  kafka: 9092,
-  kafkaController: 9093,
-  elasticsearchHttp: 9200,
-  elasticsearchTransport: 9300,
-} as const;

@@ -1,7 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_PORTS } from '../infra/versions.js';
 
 /**
  * Configuration of the local Kafka and Elasticsearch launchers (`neon infra …` and the test
@@ -10,6 +9,14 @@ import { DEFAULT_PORTS } from '../infra/versions.js';
  */
 const port = z.coerce.number().int().min(1024).max(65535);
 const heap = z.string().regex(/^[1-9][0-9]*[mg]$/, 'must look like 512m or 1g');
+
+/** Default local ports (all on 127.0.0.1). */
+export const DEFAULT_PORTS = {
+  kafka: 9092,
+  kafkaController: 9093,
+  elasticsearchHttp: 9200,
+  elasticsearchTransport: 9300,
+} as const;
 
 export const localInfraConfigSchema = z
   .object({
