@@ -68,7 +68,8 @@ export function markArticle(
   const sentenceOf = sentenceLocator(ranges);
 
   const spans = analysis.spans.filter((span) => sentenceOf(span) !== undefined).slice(0, maxMentionsPerArticle);
-  const clusters = resolveCoreferences(spans.map((s) => ({ surface: s.surface, type: s.type })));
+  // A nationality word joins its country's mentions ("Israeli" with "Israel"), under the country's name.
+  const clusters = resolveCoreferences(spans.map((s) => ({ surface: s.name ?? s.surface, type: s.type })));
   const linked = registry.link(
     clusters.map((c) => ({ name: c.name, type: c.type, surfaces: c.surfaces })),
     article.published_at,

@@ -27,6 +27,7 @@ import {
   RESTRICTED_CONNECTORS,
   TITLE_WORDS,
 } from './entity-vocabulary.js';
+import { nationalityTable } from './nationality-words.js';
 
 export interface EntitySpan {
   start: number;
@@ -34,6 +35,8 @@ export interface EntitySpan {
   type: EntityType;
   /** text.slice(start, end). */
   surface: string;
+  /** The name the span stands for when it is not its surface: a nationality word's country. */
+  name?: string;
 }
 
 interface CompromiseTerm {
@@ -185,6 +188,8 @@ function lexicalTags(lower: string): readonly string[] {
   if (entry === undefined) return [];
   return typeof entry === 'string' ? [entry] : entry;
 }
+
+const NATIONALITY_WORDS = nationalityTable((lower) => lexicalTags(lower).includes('Country'));
 
 /** Entity mentions of text, non-overlapping and in text order. */
 export function recognizeEntities(text: string): EntitySpan[] {
@@ -470,6 +475,8 @@ function toMention(
   const run = words.slice(start, to + 1);
   const only = run[0];
   if (only === undefined) return undefined;
+  const nationality = nationalityMention(text, run);
+  if (nationality !== undefined) return nationality;
   if (run.length === 1 && !singleWordName(only, knownNames, words[to + 1])) return undefined;
   if (run.every((w) => (isDemonym(w) && !isGroupName(w)) || TITLE_WORDS.has(w.lower))) return undefined;
   if (modifiesNoun(run, words[to + 1])) return undefined;
@@ -478,6 +485,18 @@ function toMention(
   // "Inc." and "Jr." keep their period; a sentence's final period is not part of a name.
   const end = ABBREVIATED_SUFFIX.test(last.text) && last.gap.startsWith('.') ? last.end + 1 : last.end;
   return span(text, only.start, end, personLedThing(run, words[to + 1]) ? 'PERSON' : typeOf(run));
+}
+
+/**
+ * A nationality word ("Israeli", "South Korean"), which modifies rather than names, as a mention of
+ * its country; undefined for one that names no single country ("Congolese", "Kurdish").
+ */
+function nationalityMention(text: string, run: readonly Word[]): EntitySpan | undefined {
+  const words = run.filter((w) => !TITLE_WORDS.has(w.lower));
+  if (words.length === 0 || words.length > 3 || words.some((w) => w.possessive)) return undefined;
+  const country = NATIONALITY_WORDS.get(words.map((w) => w.lower).join(' '));
+  if (country === undefined) return undefined;
+  return { ...span(text, words[0]!.start, words.at(-1)!.end, 'LOCATION'), name: country };
 }
 
 /**

@@ -93,6 +93,20 @@ describe('markArticle', () => {
     ).toEqual(['e-chanel', 'e-karl-lagerfeld', 'e-paris']);
   });
 
+  it('links a nationality word to its country, in the same article and across articles', () => {
+    const registry = new EntityRegistry();
+    const first = markArticle(article('Israeli airstrikes hit Gaza. Israel said the strikes were targeted.'), registry);
+    const later = markArticle(article('An Israeli delegation arrived in Cairo.', { id: 'a2' }), registry);
+    const israel = first.mentions.find((m) => m.surface === 'Israel')!.entity_id;
+    expect(first.mentions.filter((m) => m.entity_id === israel).map((m) => m.surface)).toEqual(['Israeli', 'Israel']);
+    expect(later.mentions.map((m) => [m.surface, m.entity_id])).toEqual([
+      ['Israeli', israel],
+      ['Cairo', 'e-cairo'],
+    ]);
+    expect(registry.get(israel)).toMatchObject({ name: 'Israel', type: 'LOCATION' });
+    expect(later.marked_text).toContain('<e>Israeli</e>');
+  });
+
   it('is deterministic: the same article and registry state give the same result', () => {
     const first = markArticle(article(GALA), new EntityRegistry());
     const second = markArticle(article(GALA), new EntityRegistry());

@@ -119,10 +119,34 @@ describe('recognizeEntities', () => {
     expect(surfaces('Hamas said the talks failed. Security forces moved in.')).toEqual(['Hamas']);
   });
 
-  it('drops nationality adjectives but keeps plural groups', () => {
+  it('reads a nationality word as a mention of its country, and keeps plural groups as themselves', () => {
+    const named = (text: string): string[] =>
+      recognizeEntities(text).map((s) => `${s.surface}/${s.type}${s.name === undefined ? '' : `=${s.name}`}`);
     expect(
-      mentions('Israeli airstrikes killed 26 Palestinians as Turkish forces and the Moldovan president watched.'),
-    ).toEqual(['Palestinians/OTHER']);
+      named('Israeli airstrikes killed 26 Palestinians as Turkish forces and the Moldovan president watched.'),
+    ).toEqual([
+      'Israeli/LOCATION=Israel',
+      'Palestinians/OTHER',
+      'Turkish/LOCATION=Turkey',
+      'Moldovan/LOCATION=Moldova',
+    ]);
+    expect(named('French President Emmanuel Macron met South Korean and Saudi officials.')).toEqual([
+      'French/LOCATION=France',
+      'Emmanuel Macron/PERSON',
+      'South Korean/LOCATION=South Korea',
+      'Saudi/LOCATION=Saudi Arabia',
+    ]);
+  });
+
+  it('leaves nationality words that name no single country, or belong to a longer name, as they were', () => {
+    // "Congolese": two UN members; "Kurdish": no country; the others are parts of names.
+    expect(
+      recognizeEntities(
+        'Congolese and Kurdish fighters; Native American tribes; the Israeli Air Force; Georgian Dream.',
+      )
+        .filter((s) => s.name !== undefined)
+        .map((s) => s.surface),
+    ).toEqual([]);
   });
 
   it('splits a person from the place or group before them', () => {
