@@ -19,7 +19,7 @@ import { extractFromChunks } from '../processors/extract/extraction-plan.js';
 import { ALL_ENTITIES, type ExtractionTargets } from '../processors/extract/extraction-targets.js';
 import { LlmInteractionExtractor } from '../processors/extract/interaction-extractor.js';
 import { llmConfig } from '../processors/extract/llm-config.js';
-import { OpenAiChatModel } from '../processors/extract/openai-chat-model.js';
+import { OpenAiChatModel } from '../streams/llm/openai-chat-model.js';
 import { SpikeDetector } from '../processors/detect-spikes.js';
 import { SpikeTargets } from '../processors/spikes/spike-targets.js';
 import { IntakeRejection } from '../processors/intake/article-input.js';

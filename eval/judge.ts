@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     { setUpRealtimeQaIndex },
     { CONFIGURATIONS, fixedStore, requestFor },
   ] = await Promise.all([
-    import('../processors/extract/openai-chat-model.js'),
+    import('../streams/llm/openai-chat-model.js'),
     import('../processors/query/search-request.js'),
     import('../streams/answer-question.js'),
     import('./dev-data.js'),

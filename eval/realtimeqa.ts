@@ -40,7 +40,7 @@
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { chatModelFromEnv } from '../processors/extract/openai-chat-model.js';
+import { chatModelFromEnv } from '../streams/llm/openai-chat-model.js';
 import { ANSWER_RERANKERS } from '../processors/query/rerank-answers.js';
 import { STORES, type Store } from '../processors/query/search-request.js';
 import { answerQuestion } from '../streams/answer-question.js';

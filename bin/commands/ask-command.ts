@@ -9,7 +9,7 @@ import {
 } from '../../processors/query/search-request.js';
 import { FUSION_MODES } from '../../processors/query/fuse-rankings.js';
 import { spellDate } from '../../processors/query/reformulate-query.js';
-import { chatModelFromEnv } from '../../processors/extract/openai-chat-model.js';
+import { chatModelFromEnv } from '../../streams/llm/openai-chat-model.js';
 import { answerQuestion, type AnswerResult } from '../../streams/answer-question.js';
 import type { SearchRequest } from '../../processors/query/search-request.js';
 import { callService, findService } from './service-client.js';

@@ -3,7 +3,7 @@ import { ensureEmbeddingModel } from '../../infra/models/download-embedding-mode
 import { createEmbedder } from '../../processors/embed/create-embedder.js';
 import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js';
 import type { ChatModel } from '../../processors/extract/chat-model.js';
-import { OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
+import { OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
 import { redactUrl } from '../../schemas/connection-config.js';
 import { startApiServer, type ApiServer } from '../../service/api-server.js';

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
-import { counter, gauge, histogram } from '../../streams/metrics.js';
-import type { ChatModelErrorCode } from './chat-model.js';
-import type { CacheLayer } from './response-cache.js';
+import { counter, gauge, histogram } from '../metrics.js';
+import type { ChatModelErrorCode } from '../../processors/extract/chat-model.js';
+import type { CacheLayer } from '../../processors/extract/response-cache.js';
 
 export const LLM_METRIC_NAMES = {
   calls: 'neon_llm_calls_total',

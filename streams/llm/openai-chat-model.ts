@@ -9,12 +9,22 @@ import OpenAI, {
 } from 'openai';
 import type { ChatCompletion as WireCompletion } from 'openai/resources/chat/completions';
 import { Registry } from 'prom-client';
-import { ChatModelError, type ChatCompletion, type ChatModel, type ChatRequest } from './chat-model.js';
-import { llmConfigFromEnv, type LlmConfig, type LlmConfigOptions } from './llm-config.js';
+import {
+  ChatModelError,
+  type ChatCompletion,
+  type ChatModel,
+  type ChatRequest,
+} from '../../processors/extract/chat-model.js';
+import { llmConfigFromEnv, type LlmConfig, type LlmConfigOptions } from '../../processors/extract/llm-config.js';
 import { llmMetrics, type LlmMetrics } from './llm-metrics.js';
-import { RequestSlots } from './request-slots.js';
-import { cacheKey, ResponseCache, type CacheLogger, type CachedAnswer } from './response-cache.js';
-import { TokenBudget, type BudgetReservation } from './token-budget.js';
+import { RequestSlots } from '../../processors/extract/request-slots.js';
+import {
+  cacheKey,
+  ResponseCache,
+  type CacheLogger,
+  type CachedAnswer,
+} from '../../processors/extract/response-cache.js';
+import { TokenBudget, type BudgetReservation } from '../../processors/extract/token-budget.js';
 
 export interface OpenAiChatModelOptions {
   /** Where the `neon_llm_*` families go; a private registry when absent. */

@@ -18,7 +18,7 @@ import { EntityLinker } from '../../processors/query/reformulate-query.js';
 import { startApiServer, type ApiServer } from '../../service/api-server.js';
 import { ChatModelError, type ChatModel } from '../../processors/extract/chat-model.js';
 import { llmConfig } from '../../processors/extract/llm-config.js';
-import { OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
+import { OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';
 import { fakeReplies, startFakeOpenAiServer } from './fake-openai-server.js';
 
 /**

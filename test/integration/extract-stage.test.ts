@@ -7,7 +7,7 @@ import {
   OfflineInteractionExtractor,
 } from '../../processors/extract/interaction-extractor.js';
 import { llmConfig } from '../../processors/extract/llm-config.js';
-import { OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
+import { OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';
 import { Secret } from '../../schemas/connection-config.js';
 import type { Chunk } from '../../schemas/records.generated.js';
 import { createKafkaClient } from '../../streams/kafka-client.js';

@@ -10,7 +10,7 @@ import {
   type JudgedAnswer,
 } from '../../eval/llm-judge.js';
 import { llmConfig } from '../../processors/extract/llm-config.js';
-import { OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
+import { OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';
 import { fakeReplies, startFakeOpenAiServer, type FakeOpenAiServer } from '../harness/fake-openai-server.js';
 
 const servers: FakeOpenAiServer[] = [];

@@ -7,7 +7,7 @@ import {
   LlmInteractionExtractor,
 } from '../../processors/extract/interaction-extractor.js';
 import { llmConfig } from '../../processors/extract/llm-config.js';
-import { OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
+import { OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';
 import { entityIdFor } from '../../processors/markup/entity-id.js';
 import { Secret } from '../../schemas/connection-config.js';
 import type { ChunkEntity } from '../../schemas/records.generated.js';

@@ -8,8 +8,8 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChatModelError, type ChatRequest } from '../../processors/extract/chat-model.js';
 import { llmConfig, llmConfigFromEnv, type LlmConfig } from '../../processors/extract/llm-config.js';
-import { LLM_METRIC_NAMES } from '../../processors/extract/llm-metrics.js';
-import { chatModelFromEnv, OpenAiChatModel } from '../../processors/extract/openai-chat-model.js';
+import { LLM_METRIC_NAMES } from '../../streams/llm/llm-metrics.js';
+import { chatModelFromEnv, OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';
 import { Secret } from '../../schemas/connection-config.js';
 import {
   fakeReplies,
