@@ -75,7 +75,7 @@ const CONFIGURATIONS: Configuration[] = [
     budget: { minSignificance: 0 },
   },
   { name: 'surprise', about: 'the count model through the desk (the default)', day: DEFAULT_DAY_RULE, budget: {} },
-  ...[0.3, 1, 2].map((bar) => ({
+  ...[0.2, 0.3, 1, 2].map((bar) => ({
     name: `surprise-bar${bar}`,
     about: `the count model, significance bar ${bar}`,
     day: {
@@ -283,7 +283,9 @@ function nullFeedFigures(): Record<string, Record<string, number>> {
   }
   mentions.sort((x, y) => x.t - y.t);
   const figures: Record<string, Record<string, number>> = {};
-  for (const config of CONFIGURATIONS.filter((c) => ['before', 'neon', 'surprise'].includes(c.name))) {
+  for (const config of CONFIGURATIONS.filter((c) =>
+    ['before', 'neon', 'surprise', 'surprise-bar0.2'].includes(c.name),
+  )) {
     const detector = new SpikeDetector({ day: config.day, hour: null, now: () => NOW });
     const desk = new AlertDesk({ budget: config.budget ?? { minSignificance: 0 } });
     let started = 0;
@@ -384,7 +386,7 @@ async function main(): Promise<void> {
   for (const data of extra) {
     volume[data.name] = {};
     for (const config of CONFIGURATIONS.filter((c) =>
-      ['before', 'neon', 'surprise', 'surprise-bar1'].includes(c.name),
+      ['before', 'neon', 'surprise', 'surprise-bar0.2', 'surprise-bar1'].includes(c.name),
     )) {
       volume[data.name]![config.name] = volumeFigures(data, runConfiguration(data, config));
     }
