@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Client } from '@elastic/elasticsearch';
 import type { Admin } from 'kafkajs';
 import { ensureEmbeddingModel } from '../infra/models/download-embedding-model.js';
-import { createEmbedder } from '../processors/embed/create-embedder.js';
+import { createEmbedder } from '../streams/embed/create-embedder.js';
 import type { Embedder } from '../processors/embed/embedder.js';
 import { embedderConfigFromEnv } from '../processors/embed/embedder-config.js';
 import { interactionEmbeddingText } from '../processors/index-documents.js';

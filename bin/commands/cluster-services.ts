@@ -1,5 +1,5 @@
 import type { Client } from '@elastic/elasticsearch';
-import { createEmbedder } from '../../processors/embed/create-embedder.js';
+import { createEmbedder } from '../../streams/embed/create-embedder.js';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { embedderConfigFromEnv } from '../../processors/embed/embedder-config.js';
 import { ensureEmbeddingModel } from '../../infra/models/download-embedding-model.js';

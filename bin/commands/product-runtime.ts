@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { ensureEmbeddingModel } from '../../infra/models/download-embedding-model.js';
-import { createEmbedder } from '../../processors/embed/create-embedder.js';
+import { createEmbedder } from '../../streams/embed/create-embedder.js';
 import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js';
 import type { ChatModel } from '../../processors/extract/chat-model.js';
 import { OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';

@@ -1,9 +1,26 @@
 import { z } from 'zod';
 import { Secret } from '../../schemas/connection-config.js';
 import { ConfigError, defaultDirectories } from '../../schemas/local-infra-config.js';
-import { LOCAL_DEFAULTS } from './local-onnx-embedder.js';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODEL_NAMES, LOCAL_MODEL_PINS, type LocalModelName } from './model-pins.js';
-import { OPENAI_DEFAULTS } from './openai-embedder.js';
+
+/** Defaults of the in-process ONNX embedder, where the environment names none. */
+export const LOCAL_DEFAULTS = { batchSize: 1, concurrency: 1, intraOpNumThreads: 1, maxQueuedBatches: 256 } as const;
+
+/** Retries of one request to an OpenAI-compatible embeddings endpoint. */
+export interface RetryPolicy {
+  /** Attempts per request, the first included. */
+  attempts: number;
+  baseMs: number;
+  capMs: number;
+}
+
+export const OPENAI_DEFAULTS = {
+  batchSize: 64,
+  concurrency: 4,
+  maxQueuedRequests: 256,
+  timeoutMs: 20_000,
+  retry: { attempts: 5, baseMs: 500, capMs: 15_000 } satisfies RetryPolicy,
+} as const;
 
 /**
  * Which embedder runs, from an environment-like object (tests pass their own; nothing here reads

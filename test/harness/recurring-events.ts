@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chunkArticle } from '../../processors/chunk-article.js';
 import { NearDuplicateFilter } from '../../processors/drop-near-duplicates.js';
 import type { Embedder } from '../../processors/embed/embedder.js';
-import { openLocalOnnxEmbedder } from '../../processors/embed/local-onnx-embedder.js';
+import { openLocalOnnxEmbedder } from '../../streams/embed/local-onnx-embedder.js';
 import { extractFromChunks } from '../../processors/extract/extraction-plan.js';
 import { ALL_ENTITIES } from '../../processors/extract/extraction-targets.js';
 import { OfflineInteractionExtractor } from '../../processors/extract/interaction-extractor.js';

@@ -1,11 +1,11 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createEmbedder } from '../../processors/embed/create-embedder.js';
+import { createEmbedder } from '../../streams/embed/create-embedder.js';
 import { EmbedderError } from '../../processors/embed/embedder.js';
 import { embedderConfigFromEnv, type EmbedderConfig } from '../../processors/embed/embedder-config.js';
 import { HashingEmbedder } from '../../processors/embed/hashing-embedder.js';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODEL_PINS, localModelFiles } from '../../processors/embed/model-pins.js';
-import { OpenAiEmbedder } from '../../processors/embed/openai-embedder.js';
+import { OpenAiEmbedder } from '../../streams/embed/openai-embedder.js';
 import { ConfigError } from '../../schemas/local-infra-config.js';
 
 function problemsOf(env: Record<string, string>): string[] {

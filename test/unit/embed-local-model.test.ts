@@ -6,10 +6,10 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashFile } from '../../infra/checksums.js';
 import { EmbedderError, type Embedder, type EmbeddingPurpose } from '../../processors/embed/embedder.js';
-import { openLocalOnnxEmbedder, padBatch } from '../../processors/embed/local-onnx-embedder.js';
+import { openLocalOnnxEmbedder, padBatch } from '../../streams/embed/local-onnx-embedder.js';
 import { LOCAL_MODEL_NAMES, type LocalModelName, type SentencePooling } from '../../processors/embed/model-pins.js';
 import { cosine } from '../../processors/embed/normalize-vector.js';
-import { OnnxInferencePool } from '../../processors/embed/onnx-inference-pool.js';
+import { OnnxInferencePool } from '../../streams/embed/onnx-inference-pool.js';
 import { ModelTokenizer } from '../../processors/embed/tokenize-for-model.js';
 import { localTestModel, MODEL_DOWNLOAD_TIMEOUT_MS, type LocalTestModel } from '../fixtures/embed-local-model.js';
 

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbedderError } from '../../processors/embed/embedder.js';
-import { OpenAiEmbedder, type OpenAiEmbedderOptions } from '../../processors/embed/openai-embedder.js';
+import { OpenAiEmbedder, type OpenAiEmbedderOptions } from '../../streams/embed/openai-embedder.js';
 import { Secret } from '../../schemas/connection-config.js';
 
 /**

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OpenAiEmbedder } from '../../processors/embed/openai-embedder.js';
+import { OpenAiEmbedder } from '../../streams/embed/openai-embedder.js';
 import {
   approximateTokens,
   fakeReplies,

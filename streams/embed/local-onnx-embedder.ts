@@ -1,8 +1,14 @@
 import { readFile, stat } from 'node:fs/promises';
-import { assertEmbeddingPurpose, EmbedderError, type Embedder, type EmbeddingPurpose } from './embedder.js';
-import type { LocalModelFiles, LocalModelPin } from './model-pins.js';
+import { LOCAL_DEFAULTS } from '../../processors/embed/embedder-config.js';
+import {
+  assertEmbeddingPurpose,
+  EmbedderError,
+  type Embedder,
+  type EmbeddingPurpose,
+} from '../../processors/embed/embedder.js';
+import type { LocalModelFiles, LocalModelPin } from '../../processors/embed/model-pins.js';
 import { OnnxInferencePool, type TokenBatch } from './onnx-inference-pool.js';
-import { ModelTokenizer } from './tokenize-for-model.js';
+import { ModelTokenizer } from '../../processors/embed/tokenize-for-model.js';
 
 export interface LocalEmbedderOptions {
   files: Pick<LocalModelFiles, 'onnx' | 'tokenizer'>;
@@ -25,8 +31,6 @@ export interface LocalEmbedderOptions {
   /** Batches that may wait for a worker before `embed` refuses, retriably (default 256). */
   maxQueuedBatches?: number;
 }
-
-export const LOCAL_DEFAULTS = { batchSize: 1, concurrency: 1, intraOpNumThreads: 1, maxQueuedBatches: 256 } as const;
 
 /**
  * A pinned BERT-family sentence model exported to ONNX (all-MiniLM-L6-v2, bge-small-en-v1.5) run

@@ -1,8 +1,13 @@
-import type { Embedder } from './embedder.js';
-import type { EmbedderConfig } from './embedder-config.js';
-import { HashingEmbedder } from './hashing-embedder.js';
+import type { Embedder } from '../../processors/embed/embedder.js';
+import type { EmbedderConfig } from '../../processors/embed/embedder-config.js';
+import { HashingEmbedder } from '../../processors/embed/hashing-embedder.js';
 import { openLocalOnnxEmbedder } from './local-onnx-embedder.js';
-import { LOCAL_MODEL_PINS, localModelFiles, type LocalModelFiles, type LocalModelPin } from './model-pins.js';
+import {
+  LOCAL_MODEL_PINS,
+  localModelFiles,
+  type LocalModelFiles,
+  type LocalModelPin,
+} from '../../processors/embed/model-pins.js';
 import { OpenAiEmbedder } from './openai-embedder.js';
 
 export interface CreateEmbedderOptions {

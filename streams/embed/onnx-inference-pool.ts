@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { EmbedderError } from './embedder.js';
-import type { SentencePooling } from './model-pins.js';
+import { EmbedderError } from '../../processors/embed/embedder.js';
+import type { SentencePooling } from '../../processors/embed/model-pins.js';
 
 /**
  * Runs a sentence model's ONNX graph on worker threads, one InferenceSession per worker, and

@@ -1,8 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { Secret } from '../../schemas/connection-config.js';
-import { assertEmbeddingPurpose, EmbedderError, type Embedder, type EmbeddingPurpose } from './embedder.js';
-import { normalizeInPlace } from './normalize-vector.js';
+import { OPENAI_DEFAULTS, type RetryPolicy } from '../../processors/embed/embedder-config.js';
+import {
+  assertEmbeddingPurpose,
+  EmbedderError,
+  type Embedder,
+  type EmbeddingPurpose,
+} from '../../processors/embed/embedder.js';
+import { normalizeInPlace } from '../../processors/embed/normalize-vector.js';
 
 export interface OpenAiEmbedderOptions {
   /** Base URL of an OpenAI-compatible API, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`. */
@@ -26,21 +32,6 @@ export interface OpenAiEmbedderOptions {
   sleep?: (ms: number) => Promise<unknown>;
   random?: () => number;
 }
-
-export interface RetryPolicy {
-  /** Attempts per request, the first included. */
-  attempts: number;
-  baseMs: number;
-  capMs: number;
-}
-
-export const OPENAI_DEFAULTS = {
-  batchSize: 64,
-  concurrency: 4,
-  maxQueuedRequests: 256,
-  timeoutMs: 20_000,
-  retry: { attempts: 5, baseMs: 500, capMs: 15_000 } satisfies RetryPolicy,
-} as const;
 
 /** Statuses worth another attempt: the request may succeed later unchanged (the client's own list). */
 function retriableStatus(status: number): boolean {
