@@ -1,6 +1,9 @@
 import { Client, type ClientOptions } from '@elastic/elasticsearch';
 import type { ElasticsearchConnection } from '../schemas/connection-config.js';
 
+/** The client, named for the code above streams/ that holds one without importing the package. */
+export type ElasticsearchClient = Client;
+
 /**
  * The one place an Elasticsearch client is built. Credentials come from the connection (read from
  * the environment) and are revealed only here, at the last moment, never logged.

@@ -1,6 +1,9 @@
 import { Kafka, logLevel, type KafkaConfig } from 'kafkajs';
 import type { KafkaSecurity } from '../schemas/connection-config.js';
 
+/** kafkajs's log levels, for callers above streams/ that set `logLevel` without importing kafkajs. */
+export { logLevel };
+
 export interface KafkaClientOptions {
   brokers: string[];
   clientId: string;

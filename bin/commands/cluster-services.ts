@@ -1,4 +1,3 @@
-import type { Client } from '@elastic/elasticsearch';
 import { createEmbedder } from '../../streams/embed/create-embedder.js';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { embedderConfigFromEnv } from '../../processors/embed/embedder-config.js';
@@ -12,14 +11,14 @@ import {
   type ElasticsearchConnection,
 } from '../../schemas/connection-config.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
-import { createElasticsearchClient } from '../../streams/elasticsearch-client.js';
+import { createElasticsearchClient, type ElasticsearchClient } from '../../streams/elasticsearch-client.js';
 
 /**
  * The Elasticsearch a command talks to: `ES_URL` (with `ES_API_KEY` or `ES_USERNAME`/`ES_PASSWORD`)
  * when set, otherwise the local node of `neon infra up`. `url` is for messages and the status: any
  * credentials `ES_URL` carries (`https://user:password@host`) are redacted from it.
  */
-export function clusterElasticsearch(env = process.env): { es: Client; url: string } {
+export function clusterElasticsearch(env = process.env): { es: ElasticsearchClient; url: string } {
   if (env.ES_URL !== undefined) {
     const parsed = elasticsearchUrlSchema.safeParse(env.ES_URL);
     if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `ES_URL: ${i.message}`));

@@ -1,8 +1,7 @@
-import { logLevel } from 'kafkajs';
 import { kafkaBrokersSchema, kafkaSecurityFromEnv } from '../../schemas/connection-config.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { localEndpoints } from '../../infra/local-infrastructure.js';
-import { createKafkaClient } from '../../streams/kafka-client.js';
+import { createKafkaClient, logLevel } from '../../streams/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka-transport.js';
 import { localTopicSpecs } from '../../streams/topics.js';
 import type { Transport } from '../../streams/transport.js';

@@ -1,10 +1,16 @@
 import { writeFileSync } from 'node:fs';
-import { errors, type Client } from '@elastic/elasticsearch';
 import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
 import { stringify } from 'yaml';
 import { ConfigError } from '../../schemas/local-infra-config.js';
 import { serviceRoles, type ServiceRole } from '../../infra/kubernetes/elasticsearch-roles.js';
+import {
+  activeApiKeyIds,
+  createApiKey,
+  elasticsearchRefusal,
+  invalidateApiKeys,
+} from '../../streams/elasticsearch-api-keys.js';
+import type { ElasticsearchClient } from '../../streams/elasticsearch-client.js';
 import { clusterElasticsearch, indexPrefix } from './cluster-services.js';
 
 interface CreatedKey {
@@ -40,11 +46,10 @@ export function secretsManifest(keys: readonly CreatedKey[], namespace: string):
  * invalidated. Refuses, before invalidating anything, when a role would be left without an active
  * key (a mistyped or stale id would otherwise lock its pods out).
  */
-async function invalidateExcept(es: Client, keep: ReadonlySet<string>): Promise<string[]> {
+async function invalidateExcept(es: ElasticsearchClient, keep: ReadonlySet<string>): Promise<string[]> {
   const stale: string[] = [];
   for (const role of ['indexer', 'query'] as const) {
-    const found = await es.security.getApiKey({ name: `neon-es-${role}`, active_only: true });
-    const ids = found.api_keys.map((k) => k.id);
+    const ids = await activeApiKeyIds(es, `neon-es-${role}`);
     if (ids.length > 0 && !ids.some((id) => keep.has(id))) {
       throw new UsageError(
         `none of ${[...keep].join(', ')} is an active neon-es-${role} key, so every ${role} key would be invalidated; ` +
@@ -53,15 +58,8 @@ async function invalidateExcept(es: Client, keep: ReadonlySet<string>): Promise<
     }
     stale.push(...ids.filter((id) => !keep.has(id)));
   }
-  if (stale.length > 0) await es.security.invalidateApiKey({ ids: stale });
+  if (stale.length > 0) await invalidateApiKeys(es, stale);
   return stale;
-}
-
-/** Elasticsearch's own words for a refusal: the error's reason, else the first line of the message. */
-function refusalReason(error: errors.ResponseError): string {
-  const body = error.meta.body as { error?: { reason?: unknown } | string } | string | undefined;
-  const reason = typeof body === 'object' ? (typeof body.error === 'object' ? body.error.reason : body.error) : body;
-  return typeof reason === 'string' && reason !== '' ? reason : (error.message.split('\n', 1)[0] ?? '');
 }
 
 /**
@@ -71,9 +69,9 @@ function refusalReason(error: errors.ResponseError): string {
  * else.
  */
 export function explainRefusal(error: unknown, url: string): Error | undefined {
-  if (!(error instanceof errors.ResponseError)) return undefined;
-  const status = error.meta.statusCode;
-  const reason = refusalReason(error);
+  const refusal = elasticsearchRefusal(error);
+  if (refusal === undefined) return undefined;
+  const { status, reason } = refusal;
   if (status === 401) {
     return new ConfigError([
       `Elasticsearch at ${url} rejected the credentials (${reason}): set ES_USERNAME and ES_PASSWORD, or ES_API_KEY, to an administrator's`,
@@ -124,7 +122,7 @@ export function registerEsApiKeysCommand(program: Command): void {
 
 /** The command's work: create a key per role, or (`--invalidate-except`) retire the others. */
 async function createOrInvalidate(
-  es: Client,
+  es: ElasticsearchClient,
   url: string,
   flags: { secretsManifest?: string; namespace: string; invalidateExcept?: string },
 ): Promise<void> {
@@ -145,7 +143,7 @@ async function createOrInvalidate(
   const created: CreatedKey[] = [];
   for (const role of Object.keys(roles) as ServiceRole[]) {
     const name = `neon-es-${role}`;
-    const key = await es.security.createApiKey({
+    const key = await createApiKey(es, {
       name,
       role_descriptors: { [`neon-${role}`]: roles[role] },
       metadata: { application: 'neon-stream', role, index_prefix: prefix },
