@@ -19,7 +19,7 @@ import {
   DEFAULT_AUTH_FAILURES_PER_MINUTE,
   DEFAULT_INTAKE_RATE_PER_MINUTE,
   registerArticleEndpoint,
-} from '../processors/intake/article-endpoint.js';
+} from './article-endpoint.js';
 import { registerDashboardRoutes } from './dashboard-routes.js';
 
 export interface ApiServerOptions {

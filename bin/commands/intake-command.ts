@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Fastify from 'fastify';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { registerArticleEndpoint } from '../../processors/intake/article-endpoint.js';
+import { createArticleEndpointServer } from '../../service/article-endpoint.js';
 import {
   createFeedPoller,
   validateFeedSubscriptions,
@@ -98,9 +97,8 @@ export function registerIntakeCommand(program: Command): void {
           if (level !== 'info') process.stderr.write(`${JSON.stringify({ level, message, ...fields })}\n`);
         },
       });
-      const app = Fastify({ logger: false });
-      if (tokens.length > 0) {
-        registerArticleEndpoint(app, { publisher, tokens });
+      const app = tokens.length > 0 ? createArticleEndpointServer({ publisher, tokens }) : undefined;
+      if (app !== undefined) {
         await app.listen({ port, host: flags.host });
         say(`accepting POST http://${flags.host}:${port}/v1/articles (Bearer token from NEON_INTAKE_TOKENS)`);
       }
@@ -108,7 +106,7 @@ export function registerIntakeCommand(program: Command): void {
       say(`intake publishing to news.articles on ${brokers.join(',')}; ${feeds.length} feed(s); state in ${stateDir}`);
       await untilSignalled(
         async () => {
-          await app.close();
+          await app?.close();
           await poller.stop();
           await transport.close();
           await metrics.close();

@@ -5,7 +5,7 @@ import {
   MAX_ARTICLES_PER_REQUEST,
   registerArticleEndpoint,
   type ArticleEndpointResponse,
-} from '../../processors/intake/article-endpoint.js';
+} from '../../service/article-endpoint.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';
 
 const TOKEN = 'secret-token-one';

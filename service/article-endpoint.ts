@@ -14,15 +14,19 @@
  * body over `maxBodyBytes`; 415 not JSON; 429 (with Retry-After) a token past its request rate, or an
  * address that failed authentication too often; 503 the publisher failed.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { IntakeRejection, type ArticlePublisher, type IntakeRejectionReason } from './article-input.js';
-import { decodeUtf8 } from './decode-body.js';
-import { normalizeArticle, type NormalizeOptions } from './normalize-article.js';
-import { articleLineSchema, describeZodIssues, parseArticleLine } from './read-jsonl-articles.js';
-import type { Article } from '../../schemas/records.generated.js';
-import { BearerTokens } from '../access/bearer-tokens.js';
-import { perMinuteLimiter, type RateLimiter } from '../access/rate-limiter.js';
+import {
+  IntakeRejection,
+  type ArticlePublisher,
+  type IntakeRejectionReason,
+} from '../processors/intake/article-input.js';
+import { decodeUtf8 } from '../processors/intake/decode-body.js';
+import { normalizeArticle, type NormalizeOptions } from '../processors/intake/normalize-article.js';
+import { articleLineSchema, describeZodIssues, parseArticleLine } from '../processors/intake/read-jsonl-articles.js';
+import type { Article } from '../schemas/records.generated.js';
+import { BearerTokens } from '../processors/access/bearer-tokens.js';
+import { perMinuteLimiter, type RateLimiter } from '../processors/access/rate-limiter.js';
 
 export const ARTICLES_ROUTE = '/v1/articles';
 export const MAX_ARTICLES_PER_REQUEST = 1000;
@@ -74,6 +78,16 @@ const batchSchema = z.object({
     .min(1, 'articles must not be empty')
     .max(MAX_ARTICLES_PER_REQUEST, `at most ${MAX_ARTICLES_PER_REQUEST} articles per request`),
 });
+
+/**
+ * A server with nothing but the article endpoint, for `neon intake` (the query service registers
+ * the endpoint on its own server instead); the caller starts it with `listen`.
+ */
+export function createArticleEndpointServer(options: ArticleEndpointOptions): FastifyInstance {
+  const app = Fastify({ logger: false });
+  registerArticleEndpoint(app, options);
+  return app;
+}
 
 /** Registers the route in its own encapsulated scope (its body parser and error format stay local). */
 export function registerArticleEndpoint(app: FastifyInstance, options: ArticleEndpointOptions): void {
