@@ -14,11 +14,7 @@ import { interactionEmbeddingText } from '../processors/index-documents.js';
 import type { NormalizeOptions } from '../processors/intake/normalize-article.js';
 import { replayArticles, type ReplayItem } from '../processors/intake/replay-articles.js';
 import { decodeRecord } from '../schemas/avro-codec.js';
-import {
-  datastoreNames,
-  type DatastoreKind,
-  type EmbeddingSpec,
-} from '../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, type DatastoreKind, type EmbeddingSpec } from '../streams/datastore-templates.js';
 import type { Article } from '../schemas/records.generated.js';
 import { TransportArticlePublisher } from '../streams/article-publisher.js';
 import { EmbeddingBatcher } from '../streams/embedding-batcher.js';

@@ -49,7 +49,7 @@ import { DAY_MS } from '../processors/query/rank-candidates.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import { parseSearchRequest, type SearchRequest } from '../processors/query/search-request.js';
 import { understandQuestionTime } from '../processors/query/understand-question-time.js';
-import { datastoreNames, monthlyIndex } from '../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, monthlyIndex } from '../streams/datastore-templates.js';
 import { LEXICAL_FIELDS, type LexicalRequest, type NearestRequest, type ScoredDocument } from '../streams/datastore.js';
 import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
 import { createElasticsearchClient } from '../streams/elasticsearch-client.js';

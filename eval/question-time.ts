@@ -40,7 +40,7 @@ import {
   understandQuestionTime,
   type QuestionTimeIntent,
 } from '../processors/query/understand-question-time.js';
-import { datastoreNames, monthlyIndex, type DatastoreKind } from '../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, monthlyIndex, type DatastoreKind } from '../streams/datastore-templates.js';
 import type { Article } from '../schemas/records.generated.js';
 import { Retriever } from '../streams/retrieve.js';
 import { EmbeddedDatastore } from '../streams/embedded-datastore.js';

@@ -16,7 +16,7 @@ import { chunkDocument, interactionDocument, interactionEmbeddingText } from '..
 import { canonicalUrl } from '../processors/intake/canonical-url.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import type { Store } from '../processors/query/search-request.js';
-import { datastoreNames, monthlyIndex, type DatastoreKind } from '../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, monthlyIndex, type DatastoreKind } from '../streams/datastore-templates.js';
 import { defaultDirectories } from '../schemas/local-infra-config.js';
 import type { Chunk, Interaction } from '../schemas/records.generated.js';
 import { Retriever } from '../streams/retrieve.js';

@@ -6,11 +6,11 @@
  * (`test/harness/datastore-conformance.ts`), so a strategy means the same thing on either.
  */
 import { DAY_MS } from '../processors/query/rank-candidates.js';
-import type { DatastoreKind, EmbeddingSpec } from '../schemas/elasticsearch/datastore-templates.js';
+import type { DatastoreKind, EmbeddingSpec } from './datastore-templates.js';
 import type { IndexRequest } from './elasticsearch-bulk-sink.js';
 import type { Sink } from './sink.js';
 
-export type { DatastoreKind, EmbeddingSpec } from '../schemas/elasticsearch/datastore-templates.js';
+export type { DatastoreKind, EmbeddingSpec } from './datastore-templates.js';
 export type { IndexRequest } from './elasticsearch-bulk-sink.js';
 
 /** The stored fields retrieval reads back (the `_source` subset of both datastores). */

@@ -6,7 +6,7 @@ import {
   monthOfIndex,
   type DatastoreKind,
   type EmbeddingSpec,
-} from '../schemas/elasticsearch/datastore-templates.js';
+} from './datastore-templates.js';
 
 export class DatastoreMismatchError extends Error {
   override readonly name = 'DatastoreMismatchError';

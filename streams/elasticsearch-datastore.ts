@@ -5,7 +5,7 @@ import {
   monthOfIndex,
   type DatastoreKind,
   type EmbeddingSpec,
-} from '../schemas/elasticsearch/datastore-templates.js';
+} from './datastore-templates.js';
 import {
   DatastoreUnavailable,
   RetrievalTimeout,
@@ -116,7 +116,7 @@ export interface ElasticsearchDatastoreOptions {
 
 /**
  * The datastores on Elasticsearch: aliases over monthly indices from index templates (see
- * `schemas/elasticsearch/datastore-templates.ts`), filtered kNN on an int8 HNSW graph, `_bulk` writes
+ * `streams/datastore-templates.ts`), filtered kNN on an int8 HNSW graph, `_bulk` writes
  * whose every item is classified.
  */
 export class ElasticsearchDatastore implements Datastore {

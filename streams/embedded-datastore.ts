@@ -8,7 +8,7 @@ import {
   monthOfIndex,
   type DatastoreKind,
   type EmbeddingSpec,
-} from '../schemas/elasticsearch/datastore-templates.js';
+} from './datastore-templates.js';
 import {
   type Datastore,
   type DatastoreWriterOptions,

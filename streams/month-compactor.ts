@@ -1,4 +1,4 @@
-import { monthEnd, type DatastoreKind } from '../schemas/elasticsearch/datastore-templates.js';
+import { monthEnd, type DatastoreKind } from './datastore-templates.js';
 import type { Datastore } from './datastore.js';
 
 /** What a pass did. */

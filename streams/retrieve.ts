@@ -22,7 +22,7 @@ import {
   understandQuestionTime,
   type QuestionTimeIntent,
 } from '../processors/query/understand-question-time.js';
-import { datastoreNames, type DatastoreKind } from '../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, type DatastoreKind } from './datastore-templates.js';
 import { EmbeddingModelMismatch, type Datastore, type DocumentFilter, type StoredDocument } from './datastore.js';
 
 /** One retrieved document, as every interface returns it. */

@@ -1,7 +1,7 @@
 import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js';
 import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../../processors/index-documents.js';
 import type { Chunk, Interaction, RecordName, RecordTypes } from '../../schemas/records.generated.js';
-import { datastoreNames, monthlyIndex, type DatastoreKind } from '../../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, monthlyIndex, type DatastoreKind } from '../datastore-templates.js';
 import type { Registry } from 'prom-client';
 import type { Datastore, DatastoreWriterOptions, IndexRequest } from '../datastore.js';
 import { FRESHNESS_METRIC, histogram } from '../metrics.js';

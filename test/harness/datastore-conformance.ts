@@ -7,7 +7,7 @@ import {
   type SearchRequest,
   type SearchRequestInput,
 } from '../../processors/query/search-request.js';
-import { datastoreNames, monthlyIndex } from '../../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, monthlyIndex } from '../../streams/datastore-templates.js';
 import type { Chunk, Interaction } from '../../schemas/records.generated.js';
 import type { Datastore } from '../../streams/datastore.js';
 import { DatastoreMismatchError } from '../../streams/datastores.js';

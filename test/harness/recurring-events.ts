@@ -12,7 +12,7 @@ import { EntityRegistry } from '../../processors/markup/entity-registry.js';
 import { markArticle } from '../../processors/markup/mark-article.js';
 import { EntityLinker } from '../../processors/query/reformulate-query.js';
 import { parseSearchRequest, STORES } from '../../processors/query/search-request.js';
-import { datastoreNames, monthlyIndex } from '../../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, monthlyIndex } from '../../streams/datastore-templates.js';
 import type { Article, Chunk, Interaction } from '../../schemas/records.generated.js';
 import { answerQuestion } from '../../streams/answer-question.js';
 import { Retriever } from '../../streams/retrieve.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chunkDocument } from '../../processors/index-documents.js';
-import { datastoreNames, datastoreTemplate, monthlyIndex } from '../../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, datastoreTemplate, monthlyIndex } from '../../streams/datastore-templates.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
 import { freshIndex } from '../harness/fresh-names.js';
 import { useLiveClients } from '../harness/live-clients.js';

@@ -8,7 +8,7 @@ import type { Embedder } from '../../processors/embed/embedder.js';
 import { chunkDocument, interactionDocument } from '../../processors/index-documents.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
 import { Secret } from '../../schemas/connection-config.js';
-import { datastoreNames, monthlyIndex } from '../../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, monthlyIndex } from '../../streams/datastore-templates.js';
 import type { Chunk, Interaction } from '../../schemas/records.generated.js';
 import { EmbeddingModelMismatch } from '../../streams/datastore.js';
 import { Retriever } from '../../streams/retrieve.js';

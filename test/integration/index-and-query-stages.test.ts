@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { logLevel } from 'kafkajs';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { Embedder } from '../../processors/embed/embedder.js';
-import { datastoreNames } from '../../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames } from '../../streams/datastore-templates.js';
 import type { Chunk, Interaction, Query } from '../../schemas/records.generated.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
 import { createKafkaClient } from '../../streams/kafka-client.js';

@@ -7,7 +7,7 @@ import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { allExpressions, ALERT_RULES } from '../../infra/kubernetes/observability.js';
 import { serviceRoles } from '../../infra/kubernetes/elasticsearch-roles.js';
 import { staleFiles } from '../../infra/kubernetes/render-manifests.js';
-import { datastoreNames } from '../../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames } from '../../streams/datastore-templates.js';
 import { externalInfrastructureFromEnv, kafkaSecurityFromEnv } from '../../schemas/connection-config.js';
 import { PRODUCT_ENVIRONMENT, environmentVariable } from '../../schemas/product-environment.js';
 import { DEPLOYED_PROCESSES, STAGE_CATALOG, TAIL_GROUP_PREFIX } from '../../streams/stage-catalog.js';

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  datastoreNames,
-  monthIndexExpressions,
-  monthlyIndex,
-} from '../../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, monthIndexExpressions, monthlyIndex } from '../../streams/datastore-templates.js';
 
 const names = datastoreNames('interactions', 'neon');
 

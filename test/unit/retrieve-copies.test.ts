@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { interactionDocument } from '../../processors/index-documents.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
-import { datastoreNames, monthlyIndex } from '../../schemas/elasticsearch/datastore-templates.js';
+import { datastoreNames, monthlyIndex } from '../../streams/datastore-templates.js';
 import type { Interaction } from '../../schemas/records.generated.js';
 import { Retriever } from '../../streams/retrieve.js';
 import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
