@@ -1,7 +1,7 @@
 /**
  * Kafka and Elasticsearch in containers, for machines that have a container runtime. The test
- * harness tries this after KAFKA_BROKERS/ES_URL and before the local launchers (DESIGN §7), and the
- * CLI can offer it too. testcontainers is imported lazily: embedded mode and the local launchers
+ * harness tries this after KAFKA_BROKERS/ES_URL (servers already running) and before the local
+ * launchers, and the CLI can offer it too. testcontainers is imported lazily: embedded mode and the local launchers
  * never need it, and loading it (dockerode, ssh2, …) costs a noticeable part of a second.
  */
 import { randomBytes } from 'node:crypto';

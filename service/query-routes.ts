@@ -1,5 +1,5 @@
 /**
- * The query API (DESIGN §5 "Query"):
+ * The query API:
  * - `GET|POST /v1/search` — retrieval only: the reformulated query, linked entities, ranked items;
  * - `GET|POST /v1/ask` — the same plus an answer with citations [n];
  * - `GET /v1/entities/:id/timeline?date=&limit=&before=` — an entity's interactions, newest first;

@@ -1,7 +1,7 @@
 import type { estypes } from '@elastic/elasticsearch';
 
 /**
- * The two Elasticsearch datastores (DESIGN §5 "Index"): `neon-chunks` (NewsRAG: unique news chunks)
+ * The two Elasticsearch datastores: `neon-chunks` (NewsRAG: unique news chunks)
  * and `neon-interactions` (NEON: timestamped entity interactions). Each is an alias over monthly
  * indices (`neon-chunks-2025.01`, …) created on first write from a composable index template, so
  * retention is dropping whole old months — the integ-test Elasticsearch has no ILM and no

@@ -1,5 +1,5 @@
 /**
- * What the index stages and the query service need from the datastores (DESIGN §5 "Index"). Two
+ * What the index stages and the query service need from the datastores. Two
  * implementations behind this one interface, like the two transports: Elasticsearch for cluster
  * mode (`elasticsearch-datastore.ts`) and an in-process index for the embedded mode
  * (`embedded-datastore.ts`). The same conformance tests run against both

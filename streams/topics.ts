@@ -1,7 +1,7 @@
 import { DEAD_LETTER_MAX_MESSAGE_BYTES, TOPIC_MAX_MESSAGE_BYTES } from '../schemas/record-size-limits.js';
 import type { TopicSpec } from './transport.js';
 
-/** The product's topic names (DESIGN §2); Kubernetes creates the same set from k8s/topics.yaml. */
+/** The product's topic names; Kubernetes creates the same set from k8s/topics.yaml. */
 export const TOPIC_NAMES = {
   articles: 'news.articles',
   marked: 'news.marked',

@@ -1,8 +1,8 @@
 /**
  * Which subjects extraction runs for (NEON §2.1: "begin with a target set of subjects S").
  *
- * The product's targets are the configured subjects ∪ the entities currently spiking (DESIGN §5):
- * an LLM call per chunk and entity would cost more than the news is worth, so extraction is gated
+ * The product's targets are the configured subjects ∪ the entities currently spiking, never every
+ * entity: an LLM call per chunk and entity would cost more than the news is worth, so extraction is gated
  * to what someone asked about or what is suddenly in the news. Targets are judged in event time —
  * the chunk's time — so a replay makes the same choices as the live run did.
  */

@@ -17,8 +17,8 @@ interface Interval {
 }
 
 /**
- * Spiking entities as extraction targets (DESIGN §5: "spiking entities join the extraction
- * targets"), in event time: an entity is a target for content whose time falls within its spike
+ * Spiking entities as extraction targets (an entity that spikes is extracted for beside the
+ * configured subjects, so what is suddenly in the news gets its interactions), in event time: an entity is a target for content whose time falls within its spike
  * episodes, widened by `beforeStartMs` and `afterEndMs`. Fed with the alert states of
  * `entity.spikes`; idempotent, so replaying the topic rebuilds the same set.
  */

@@ -10,7 +10,7 @@ import { parseAllDocuments } from 'yaml';
 import { containerRuntimeAvailable } from '../../infra/containers.js';
 import { ELASTICSEARCH_IMAGE, ELASTICSEARCH_VERSION, KAFKA_IMAGE, KAFKA_VERSION } from '../../infra/versions.js';
 
-/** The topics of DESIGN §2/§4; k8s/base/generated/kafka-topics.yaml must declare exactly these. */
+/** Every topic the product uses; k8s/base/generated/kafka-topics.yaml must declare exactly these. */
 const EXPECTED_TOPICS = [
   'news.articles',
   'news.marked',
