@@ -16,6 +16,7 @@ const BENCHMARKS: Record<string, { file: string; about: string }> = {
   },
   extract: { file: './extract.ts', about: 'LLM calls, tokens and tuples per 1k articles for M1/M2, gated vs all' },
   pipeline: { file: './pipeline.ts', about: 'articles/s + freshness to searchable on Kafka + ES vs ceiling, stages' },
+  soak: { file: './soak.ts', about: 'minutes of sustained ingest: heap/RSS slope and growth, lag slope, articles/s' },
 };
 
 function usage(): string {
