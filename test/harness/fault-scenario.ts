@@ -1,0 +1,689 @@
+import type { Client } from '@elastic/elasticsearch';
+import { createHash } from 'node:crypto';
+import { createServer, Socket, type Server } from 'node:net';
+import type { Admin } from 'kafkajs';
+import { Registry } from 'prom-client';
+import { expect } from 'vitest';
+import { BUNDLED_SAMPLE } from '../../bin/commands/news-source.js';
+import { loadProductConfig } from '../../bin/commands/product-config.js';
+import { HashingEmbedder } from '../../processors/embed/hashing-embedder.js';
+import { ALL_ENTITIES } from '../../processors/extract/extraction-targets.js';
+import { OfflineInteractionExtractor } from '../../processors/extract/interaction-extractor.js';
+import { IntakeRejection } from '../../processors/intake/article-input.js';
+import { normalizeArticle } from '../../processors/intake/normalize-article.js';
+import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
+import { decodeRecord } from '../../schemas/avro-codec.js';
+import type { Article } from '../../schemas/records.generated.js';
+import { TransportArticlePublisher } from '../../streams/article-publisher.js';
+import type { Datastore } from '../../streams/datastore.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
+import { DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
+import { stageMetrics } from '../../streams/metrics.js';
+import type { RunningStage, StageLogger } from '../../streams/run-stage.js';
+import { startChunkStage } from '../../streams/stages/chunk-stage.js';
+import { startDedupeStage } from '../../streams/stages/dedupe-stage.js';
+import { startExtractStage } from '../../streams/stages/extract-stage.js';
+import { startChunkIndexStage, startInteractionIndexStage } from '../../streams/stages/index-stage.js';
+import { startMarkupStage } from '../../streams/stages/markup-stage.js';
+import { pipelineTopics, type PipelineTopics } from '../../streams/stages/pipeline-topics.js';
+import { startSpikeStage } from '../../streams/stages/spike-stage.js';
+import { withKafkaRetries } from '../../streams/kafka-transport.js';
+import type { Transport } from '../../streams/transport.js';
+import { freshIndex, freshTopic } from './fresh-names.js';
+import { committedToEnd, waitUntil } from './kafka-progress.js';
+import { readTopicOnce } from '../../streams/topic-tail.js';
+import { readRawTopic, readTopicRecords } from './topic-contents.js';
+
+/**
+ * Fault scenarios on the product's own stages: the whole processing chain (markup with its entity
+ * registry, chunk, dedupe with its window, spikes with their state, extract with the offline
+ * extractor, both index stages) on real Kafka and Elasticsearch, fed with real articles from the
+ * bundled sample, and what it leaves behind (both datastores, `neon.dlq`, the spike episodes) read
+ * back in a form two runs can be compared by: documents by a content key, not only by id.
+ *
+ * Each run gets its own topics, consumer groups and index prefix, so an undisturbed reference and a
+ * disturbed run of the same articles sit side by side on one broker and one node.
+ *
+ * Every topic has one partition: each stage then sees its input in one order, the order the stage
+ * before it wrote, so the dedupe window (which copy of a near-duplicate survives) and the spike
+ * detector (which day an episode starts) decide the same way in every undisturbed run. What a fault
+ * may then change is what the comparison is there to catch.
+ */
+
+/** Intake's clock for the sample (normalisation refuses dates in its future): fixed, so runs agree. */
+const INTAKE_NOW = Date.UTC(2025, 3, 1);
+
+/** The index stages' in-flight bound here: below a few hundred articles' documents, so back-pressure shows. */
+export const INDEX_MAX_IN_FLIGHT = 64;
+
+export interface ScenarioTopics extends PipelineTopics {
+  interactions: string;
+}
+
+export interface ScenarioNames {
+  label: string;
+  topics: ScenarioTopics;
+  groupPrefix: string;
+  indexPrefix: string;
+}
+
+/** The consumer group of a stage in a run. */
+export function groupOf(names: ScenarioNames, stage: ScenarioStage): string {
+  return `${names.groupPrefix}.${stage}`;
+}
+
+export type ScenarioStage =
+  'markup' | 'chunk' | 'dedupe' | 'spikes' | 'extract' | 'index-chunks' | 'index-interactions';
+
+/** Each stage and the topic it consumes, upstream first. */
+export function stageInputs(names: ScenarioNames): [ScenarioStage, string][] {
+  const t = names.topics;
+  return [
+    ['markup', t.articles],
+    ['chunk', t.marked],
+    ['dedupe', t.chunks],
+    ['spikes', t.mentions],
+    ['extract', t.uniqueChunks],
+    ['index-chunks', t.uniqueChunks],
+    ['index-interactions', t.interactions],
+  ];
+}
+
+export function freshScenarioNames(label: string): ScenarioNames {
+  const topic = (name: string): string => freshTopic(`${label}.${name}`);
+  return {
+    label,
+    topics: {
+      ...pipelineTopics({
+        articles: topic('articles'),
+        marked: topic('marked'),
+        chunks: topic('chunks'),
+        uniqueChunks: topic('unique'),
+        mentions: topic('mentions'),
+        registry: topic('registry'),
+        spikes: topic('spikes'),
+        spikeState: topic('spike-state'),
+        deadLetters: topic('dlq'),
+      }),
+      interactions: topic('interactions'),
+    },
+    groupPrefix: freshTopic(`${label}.group`),
+    indexPrefix: freshIndex(label),
+  };
+}
+
+/** Creates the run's topics (one partition each; the registry and spike state compacted). */
+export async function createScenarioTopics(transport: Transport, names: ScenarioNames): Promise<string[]> {
+  const t = names.topics;
+  const all = Object.values(t) as string[];
+  await transport.ensureTopics(
+    all.map((topic) => ({
+      topic,
+      partitions: 1,
+      ...(topic === t.registry || topic === t.spikeState ? { configs: { 'cleanup.policy': 'compact' } } : {}),
+    })),
+  );
+  return all;
+}
+
+export interface SampleArticles {
+  accepted: Article[];
+  /** Lines intake refuses, with the reason: they go to `neon.dlq` as `npm start` sends them. */
+  refused: { raw: Buffer; rejection: IntakeRejection }[];
+}
+
+/**
+ * The first `count` lines of the bundled sample (Wikipedia Current Events 2025 Q1), normalised as
+ * `npm start` replays them (30-character text floor for one-sentence summaries).
+ */
+export async function sampleArticles(count: number): Promise<SampleArticles> {
+  const accepted: Article[] = [];
+  const refused: SampleArticles['refused'] = [];
+  let seen = 0;
+  for await (const line of readJsonlArticles(BUNDLED_SAMPLE.file)) {
+    if (seen++ >= count) break;
+    if (line.error !== undefined) {
+      refused.push({ raw: line.raw, rejection: line.error });
+      continue;
+    }
+    try {
+      accepted.push(normalizeArticle(line.input, INTAKE_NOW, { minTextChars: 30 }));
+    } catch (error) {
+      if (!(error instanceof IntakeRejection)) throw error;
+      refused.push({ raw: line.raw, rejection: error });
+    }
+  }
+  return { accepted, refused };
+}
+
+/**
+ * Bytes no reader can decode, on four of the run's topics: markup, chunk, extract and both index
+ * stages each dead-letter what reaches them, so `neon.dlq` has something exact to compare.
+ */
+export async function publishPoison(transport: Transport, names: ScenarioNames): Promise<void> {
+  const producer = transport.producer();
+  const t = names.topics;
+  const poison: [string, string][] = [
+    ['articles', t.articles],
+    ['marked', t.marked],
+    ['unique', t.uniqueChunks],
+    ['interactions', t.interactions],
+  ];
+  for (const [role, topic] of poison) {
+    await producer.send(topic, [{ key: `poison-${role}`, value: Buffer.from(`not avro (${role})`) }]);
+  }
+  await producer.disconnect();
+}
+
+/** Publishes articles (and dead-letters the refused lines) as intake does. */
+export async function publishArticles(
+  transport: Transport,
+  names: ScenarioNames,
+  sample: { accepted: readonly Article[]; refused?: SampleArticles['refused'] },
+): Promise<void> {
+  const producer = transport.producer();
+  const publisher = new TransportArticlePublisher(producer, {
+    articlesTopic: names.topics.articles,
+    deadLetterTopic: names.topics.deadLetters,
+  });
+  for (const article of sample.accepted) await publisher.publish(article);
+  for (const { raw, rejection } of sample.refused ?? []) await publisher.reject(raw, rejection, 'fault-scenario');
+  await producer.disconnect();
+}
+
+export interface ScenarioStages {
+  readonly stages: ReadonlyMap<ScenarioStage, RunningStage>;
+  readonly registry: Registry;
+  stop(drainMs?: number): Promise<void>;
+}
+
+export interface ScenarioStageOptions {
+  datastore: Datastore;
+  /** Which stages run here; default all. */
+  only?: readonly ScenarioStage[];
+  log?: StageLogger;
+}
+
+/** The embedder of the scenarios: deterministic and instant, so the faults, not inference, take the time. */
+export const scenarioEmbedder = new HashingEmbedder(64);
+
+/**
+ * The product's stages wired as `startNeonPipeline` wires them (the product's own extract and spike
+ * settings, the offline extractor on every entity), on this run's topics and groups. Downstream
+ * first; `stop` goes upstream first so each stage drains before the next one stops.
+ */
+export async function startScenarioStages(
+  transport: Transport,
+  names: ScenarioNames,
+  options: ScenarioStageOptions,
+): Promise<ScenarioStages> {
+  const config = loadProductConfig({ NEON_EMBEDDER: 'hashing' });
+  const registry = new Registry();
+  const selected = new Set<ScenarioStage>(options.only ?? stageInputs(names).map(([stage]) => stage));
+  const topics = names.topics;
+  const common = (stage: ScenarioStage) => ({
+    groupId: groupOf(names, stage),
+    metrics: stageMetrics(registry, stage),
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const indexOptions = (stage: ScenarioStage) => ({
+    ...common(stage),
+    datastore: options.datastore,
+    embedder: scenarioEmbedder,
+    registry,
+    deadLetterTopic: topics.deadLetters,
+    maxInFlight: INDEX_MAX_IN_FLIGHT,
+  });
+  if (selected.has('index-chunks') || selected.has('index-interactions')) {
+    await options.datastore.prepare({ model: scenarioEmbedder.model, dimensions: scenarioEmbedder.dimensions });
+  }
+  const stages = new Map<ScenarioStage, RunningStage>();
+  const order: ScenarioStage[] = [
+    'index-chunks',
+    'index-interactions',
+    'extract',
+    'spikes',
+    'dedupe',
+    'chunk',
+    'markup',
+  ];
+  const stop = async (drainMs?: number): Promise<void> => {
+    for (const name of [...order].reverse()) await stages.get(name)?.stop(drainMs);
+  };
+  try {
+    for (const name of order) {
+      if (!selected.has(name)) continue;
+      switch (name) {
+        case 'index-chunks':
+          stages.set(
+            name,
+            await startChunkIndexStage(transport, { ...indexOptions(name), inputTopic: topics.uniqueChunks }),
+          );
+          break;
+        case 'index-interactions':
+          stages.set(
+            name,
+            await startInteractionIndexStage(transport, { ...indexOptions(name), inputTopic: topics.interactions }),
+          );
+          break;
+        case 'extract':
+          stages.set(
+            name,
+            await startExtractStage(transport, {
+              ...common(name),
+              topics,
+              interactionsTopic: topics.interactions,
+              extractor: new OfflineInteractionExtractor(),
+              targets: ALL_ENTITIES,
+              variants: config.extract.variants,
+              batching: config.extract.batching,
+              pairSelection: config.extract.pairSelection,
+              registry,
+            }),
+          );
+          break;
+        case 'spikes':
+          stages.set(
+            name,
+            await startSpikeStage(transport, {
+              ...common(name),
+              topics,
+              interactionsTopic: topics.interactions,
+              detector: config.spikes,
+              registry,
+            }),
+          );
+          break;
+        case 'dedupe':
+          stages.set(name, await startDedupeStage(transport, { ...common(name), topics }));
+          break;
+        case 'chunk':
+          stages.set(name, await startChunkStage(transport, { ...common(name), topics }));
+          break;
+        case 'markup':
+          stages.set(name, await startMarkupStage(transport, { ...common(name), topics, workers: 0 }));
+          break;
+      }
+    }
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+  return { stages, registry, stop };
+}
+
+/**
+ * Every stage's group committed to the end of its input, twice in a row a moment apart (a stage can
+ * commit its input just before its output reaches the next stage).
+ */
+export async function waitUntilSettled(
+  admin: Admin,
+  names: ScenarioNames,
+  timeoutMs: number,
+  stages: readonly ScenarioStage[] = stageInputs(names).map(([stage]) => stage),
+): Promise<void> {
+  let settledOnce = false;
+  await waitUntil(
+    async () => {
+      for (const [stage, topic] of stageInputs(names)) {
+        if (!stages.includes(stage)) continue;
+        if (!(await committedToEnd(admin, groupOf(names, stage), topic))) {
+          settledOnce = false;
+          return false;
+        }
+      }
+      if (settledOnce) return true;
+      settledOnce = true;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      return false;
+    },
+    timeoutMs,
+    `every stage of ${names.label} committed to the end of its input`,
+  );
+}
+
+/** Committed offset of a group on partition 0 of a topic (-1: none yet). */
+export async function committedOffset(admin: Admin, group: string, topic: string): Promise<bigint> {
+  const [committed] = await withKafkaRetries(() => admin.fetchOffsets({ groupId: group, topics: [topic] }));
+  const partition = committed!.partitions.find((p) => p.partition === 0);
+  return BigInt(partition?.offset ?? '-1');
+}
+
+export const sha = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 20);
+
+/** One document as compared between runs: its id, content key and what a fault could get wrong. */
+export interface DocumentSummary {
+  id: string;
+  /** Text hash and date (and for interactions the pair and variant): what "the same document" means. */
+  key: string;
+  /** Sources merged in (chunks: provenance articles; interactions: chunks), sorted. */
+  sources: string[];
+  entities: string[];
+  version: number;
+}
+
+export interface DatastoreContents {
+  chunks: DocumentSummary[];
+  interactions: DocumentSummary[];
+}
+
+async function readIndex(
+  es: Client,
+  pattern: string,
+  summarise: (source: Record<string, unknown>) => Omit<DocumentSummary, 'version'>,
+): Promise<DocumentSummary[]> {
+  await es.indices.refresh({ index: pattern, allow_no_indices: true, ignore_unavailable: true });
+  const page = await es.search<Record<string, unknown>>({
+    index: pattern,
+    size: 10_000,
+    version: true,
+    track_total_hits: true,
+    allow_no_indices: true,
+    ignore_unavailable: true,
+    _source: { excludes: ['embedding'] },
+  });
+  const total = typeof page.hits.total === 'number' ? page.hits.total : (page.hits.total?.value ?? 0);
+  if (total > page.hits.hits.length) throw new Error(`${pattern}: ${total} documents, more than one page`);
+  return page.hits.hits.map((hit) => {
+    const summary = summarise(hit._source!);
+    // The document's own id field and Elasticsearch's _id must agree.
+    expect(hit._id).toBe(summary.id);
+    return { ...summary, version: hit._version ?? 1 };
+  });
+}
+
+const sorted = (values: unknown): string[] => [...((values as string[] | undefined) ?? [])].sort();
+
+/** Both datastores of a run, read from Elasticsearch directly. */
+export async function readDatastores(es: Client, names: ScenarioNames): Promise<DatastoreContents> {
+  const chunks = await readIndex(es, `${names.indexPrefix}-chunks-*`, (d) => ({
+    id: String(d.id),
+    key: `${sha(String(d.text))}@${String(d.published_at)}`,
+    sources: sorted(d.article_ids),
+    entities: sorted(d.entity_ids),
+  }));
+  const interactions = await readIndex(es, `${names.indexPrefix}-interactions-*`, (d) => ({
+    id: String(d.id),
+    key: `${sha([d.variant, d.subject_id, d.object_id, d.text].map(String).join('|'))}@${String(d.published_at)}`,
+    sources: sorted(d.chunk_ids),
+    entities: sorted(d.entity_ids),
+  }));
+  return { chunks, interactions };
+}
+
+/** Ids of the documents a run holds right now (for the committed-offset checks during an outage). */
+export async function documentIdsNow(
+  es: Client,
+  names: ScenarioNames,
+): Promise<{ chunks: Set<string>; interactions: Set<string> }> {
+  const { chunks, interactions } = await readDatastores(es, names);
+  return { chunks: new Set(chunks.map((d) => d.id)), interactions: new Set(interactions.map((d) => d.id)) };
+}
+
+export interface RunOutcome {
+  datastores: DatastoreContents;
+  /** `stage|code|hash of the original bytes`, one per dead letter, sorted. */
+  deadLetters: string[];
+  /** Episode (`entity|granularity|start`) → its distinct states (`state@window:observed`), sorted. */
+  spikeEpisodes: Map<string, string[]>;
+  /** Alert records on the spike topic (repeats included). */
+  alertRecords: number;
+}
+
+export async function readOutcome(es: Client, transport: Transport, names: ScenarioNames): Promise<RunOutcome> {
+  const datastores = await readDatastores(es, names);
+  const deadLetters = (await readRawTopic(transport, names.topics.deadLetters))
+    .map(
+      (d) =>
+        `${d.headers[DLQ_HEADERS.stage]}|${d.headers[DLQ_HEADERS.errorCode]}|${sha(d.value?.toString('base64') ?? '')}`,
+    )
+    .sort();
+  const alerts = await readTopicRecords(transport, names.topics.spikes, 'SpikeAlert');
+  const episodes = new Map<string, Set<string>>();
+  for (const { value: a } of alerts) {
+    const key = `${a.entity_id}|${a.granularity}|${a.episode_start ?? 'none'}`;
+    const states = episodes.get(key) ?? new Set<string>();
+    states.add(`${a.state}@${a.window_start}:${a.observed}`);
+    episodes.set(key, states);
+  }
+  return {
+    datastores,
+    deadLetters,
+    spikeEpisodes: new Map([...episodes].map(([k, v]) => [k, [...v].sort()])),
+    alertRecords: alerts.length,
+  };
+}
+
+/** Content keys that occur more than once. */
+function repeatedKeys(documents: readonly DocumentSummary[]): string[] {
+  const counts = new Map<string, number>();
+  for (const d of documents) counts.set(d.key, (counts.get(d.key) ?? 0) + 1);
+  return [...counts].filter(([, n]) => n > 1).map(([k, n]) => `${k} ×${n}`);
+}
+
+function byKey(documents: readonly DocumentSummary[]): string[] {
+  return documents.map((d) => `${d.key} ${d.id} [${d.sources.join(',')}] {${d.entities.join(',')}}`).sort();
+}
+
+/** Counts and samples of an outcome, for the logs. */
+export function describeOutcome(outcome: RunOutcome): string {
+  const rewritten = (docs: readonly DocumentSummary[]): number => docs.filter((d) => d.version > 1).length;
+  const states = [...outcome.spikeEpisodes.values()].reduce((n, s) => n + s.length, 0);
+  return (
+    `chunks ${outcome.datastores.chunks.length} (written again: ${rewritten(outcome.datastores.chunks)}), ` +
+    `interactions ${outcome.datastores.interactions.length} (written again: ${rewritten(outcome.datastores.interactions)}), ` +
+    `dead letters ${outcome.deadLetters.length}, spike episodes ${outcome.spikeEpisodes.size} (${states} states, ${outcome.alertRecords} alert records)`
+  );
+}
+
+/**
+ * The disturbed run left exactly what the undisturbed one did: the same documents in both datastores
+ * (by content key, id, merged sources and entities; none twice), the same dead letters, the same
+ * spike episodes with the same states.
+ */
+export function expectSameOutcome(actual: RunOutcome, reference: RunOutcome): void {
+  for (const kind of ['chunks', 'interactions'] as const) {
+    const docs = actual.datastores[kind];
+    expect(repeatedKeys(docs), `${kind}: content keys held by more than one document`).toEqual([]);
+    expect(new Set(docs.map((d) => d.id)).size, `${kind}: ids`).toBe(docs.length);
+    const got = byKey(docs);
+    const want = byKey(reference.datastores[kind]);
+    const missing = want.filter((d) => !got.includes(d));
+    const unexpected = got.filter((d) => !want.includes(d));
+    expect(
+      { missing: missing.slice(0, 5), unexpected: unexpected.slice(0, 5) },
+      `${kind}: ${missing.length} missing, ${unexpected.length} unexpected`,
+    ).toEqual({ missing: [], unexpected: [] });
+    expect(docs.length, kind).toBe(reference.datastores[kind].length);
+  }
+  expect(actual.deadLetters, 'dead letters').toEqual(reference.deadLetters);
+  expect(Object.fromEntries(actual.spikeEpisodes), 'spike episodes').toEqual(
+    Object.fromEntries(reference.spikeEpisodes),
+  );
+}
+
+/** What the in-flight bound did to a stage's consumer: pauses and resumes seen. */
+export interface PauseLog {
+  paused: number;
+  resumed: number;
+  /** True while the consumer is paused. */
+  pausedNow: boolean;
+}
+
+/**
+ * The transport with every consumer of the named groups watched: the stage runtime pauses a
+ * consumer's partitions at its in-flight bound and resumes them below it (record-source.ts).
+ */
+export function watchPauses(
+  transport: Transport,
+  groups: readonly string[],
+): { transport: Transport; pauses: Map<string, PauseLog> } {
+  const pauses = new Map<string, PauseLog>(groups.map((g) => [g, { paused: 0, resumed: 0, pausedNow: false }]));
+  const watched: Transport = Object.create(transport) as Transport;
+  watched.consumer = (options) => {
+    const consumer = transport.consumer(options);
+    const log = pauses.get(options.groupId);
+    if (!log) return consumer;
+    return new Proxy(consumer, {
+      get(target, property, receiver) {
+        if (property === 'pause') {
+          return () => {
+            log.paused += 1;
+            log.pausedNow = true;
+            target.pause();
+          };
+        }
+        if (property === 'resume') {
+          return () => {
+            log.resumed += 1;
+            log.pausedNow = false;
+            target.resume();
+          };
+        }
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  };
+  return { transport: watched, pauses };
+}
+
+/**
+ * The record ids on a topic of one partition, with their offsets; records no reader can decode (the
+ * poison) are left out. (A throwing handler would stop a topic tail for good: decode here, safely.)
+ */
+export async function recordIdsByOffset(
+  transport: Transport,
+  topic: string,
+  name: 'Chunk' | 'Interaction',
+): Promise<{ offset: bigint; id: string }[]> {
+  const records: { offset: bigint; id: string }[] = [];
+  await readTopicOnce(
+    transport,
+    topic,
+    (record) => {
+      try {
+        records.push({ offset: BigInt(record.offset), id: decodeRecord(name, record.value, record.headers).id });
+      } catch {
+        // poison: not a document
+      }
+    },
+    { purpose: 'test-read' },
+  );
+  return records.sort((a, b) => (a.offset < b.offset ? -1 : 1));
+}
+
+/** A stage logger that keeps warnings and errors (counted by message) instead of printing each one. */
+export function collectingLogger(): { log: StageLogger; summary: () => string } {
+  const counts = new Map<string, number>();
+  const log: StageLogger = (level, message, fields) => {
+    if (level === 'info') return;
+    const stage = typeof fields?.stage === 'string' ? fields.stage : '';
+    const key = `${level} ${stage}: ${message}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  };
+  return {
+    log,
+    summary: () => [...counts].map(([k, n]) => `${k} ×${n}`).join('; ') || 'none',
+  };
+}
+
+/**
+ * A TCP proxy that holds each chunk of the server's replies for `delayMs` before passing it on: a
+ * slow sink without touching the shared server.
+ */
+export async function startSlowProxy(
+  target: { host: string; port: number },
+  delayMs: number,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = new Socket();
+    sockets.add(client).add(upstream);
+    const drop = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    upstream.connect(target.port, target.host, () => {
+      client.pipe(upstream);
+      upstream.on('data', (chunk: Buffer) => {
+        setTimeout(() => {
+          if (!client.destroyed) client.write(chunk);
+        }, delayMs);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** The articles in two parts with poison between them: the same order in every run of a scenario. */
+export interface IngestPlan {
+  first: SampleArticles;
+  rest: SampleArticles;
+}
+
+export function splitSample(sample: SampleArticles, firstCount: number): IngestPlan {
+  return {
+    first: { accepted: sample.accepted.slice(0, firstCount), refused: [] },
+    rest: { accepted: sample.accepted.slice(firstCount), refused: sample.refused },
+  };
+}
+
+/**
+ * The undisturbed run: the same stages, articles and poison on fresh topics, groups and indices, run
+ * until every stage has committed everything. Its outcome is what each disturbed run must equal.
+ */
+export async function runReference(
+  transport: Transport,
+  admin: Admin,
+  es: Client,
+  plan: IngestPlan,
+  cleanup: { topics: string[] },
+  label: string,
+): Promise<{ outcome: RunOutcome; ms: number }> {
+  const started = Date.now();
+  const names = freshScenarioNames(label);
+  cleanup.topics.push(...(await createScenarioTopics(transport, names)));
+  const datastore = new ElasticsearchDatastore({ es, prefix: names.indexPrefix });
+  const logger = collectingLogger();
+  const stages = await startScenarioStages(transport, names, { datastore, log: logger.log });
+  try {
+    await publishArticles(transport, names, plan.first);
+    await publishPoison(transport, names);
+    await publishArticles(transport, names, plan.rest);
+    await waitUntilSettled(admin, names, 120_000);
+  } finally {
+    await stages.stop();
+  }
+  const outcome = await readOutcome(es, transport, names);
+  await datastore.destroy();
+  return { outcome, ms: Date.now() - started };
+}
+
+/** Each stage's committed offset against the end of its input, and its counters: for the logs. */
+export async function describeProgress(admin: Admin, names: ScenarioNames, stages?: ScenarioStages): Promise<string> {
+  const parts: string[] = [];
+  for (const [stage, topic] of stageInputs(names)) {
+    const [end] = await withKafkaRetries(() => admin.fetchTopicOffsets(topic));
+    const committed = await committedOffset(admin, groupOf(names, stage), topic);
+    const stats = stages?.stages.get(stage)?.stats();
+    parts.push(
+      `${stage} ${committed}/${end!.high}` +
+        (stats
+          ? ` (in ${stats.received}, done ${stats.completed}, in flight ${stats.inFlight}, dlq ${stats.deadLettered})`
+          : ''),
+    );
+  }
+  return parts.join('; ');
+}
