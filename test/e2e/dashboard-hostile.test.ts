@@ -250,9 +250,12 @@ describe('hostile news through the real pipeline', () => {
     const { page } = visited;
     // The three hostile alerts and the digest's story are drawn; every alert's details opened.
     await expect.poll(() => page.locator('#spike-list > li').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
-    await expect.poll(() => page.locator('#spike-digest > li').count()).toBeGreaterThan(0);
+    await expect.poll(() => page.locator('#spike-digest > li').count(), { timeout: 10_000 }).toBeGreaterThan(0);
     for (const summary of await page.locator('#spike-list details summary').all()) await summary.click();
     await expectUnharmed(visited);
+    // The alerts arrive over the live stream too (through the harness's proxy, like every request).
+    await expect.poll(() => page.locator('#spike-connection').innerText(), { timeout: 10_000 }).toBe('Live');
+    expect(live.requests.some((r) => r.path === '/v1/spikes/stream')).toBe(true);
 
     expect(await page.locator('#spike-list .entity-link').allInnerTexts()).toEqual(
       expect.arrayContaining([ZORVATH, KALMIR, VELTRIX]),
@@ -266,7 +269,7 @@ describe('hostile news through the real pipeline', () => {
     expect(alerts).toContain(`Officials from ${VELTRIX} said ${SVG}`);
     // An alert's entity is a way in: the entity panel shows the name as text.
     await page.locator('#spike-list .entity-link', { hasText: 'Zorvath' }).first().click();
-    await expect.poll(() => page.locator('#entity-name').innerText()).toBe(ZORVATH);
+    await expect.poll(() => page.locator('#entity-name').innerText(), { timeout: 10_000 }).toBe(ZORVATH);
     await screenshot(page, 'hostile-01-spikes');
     await expectUnharmed(visited);
   });
@@ -276,12 +279,14 @@ describe('hostile news through the real pipeline', () => {
     const { page } = visited;
     const input = page.getByRole('combobox', { name: 'Find an entity' });
     await input.pressSequentially('zorv', { delay: 30 });
-    await expect.poll(() => page.locator('#entity-options [role=option]').count()).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.locator('#entity-options [role=option]').count(), { timeout: 10_000 })
+      .toBeGreaterThan(0);
     await expectUnharmed(visited);
     expect(await page.locator('#entity-options [role=option] .option-name').allInnerTexts()).toEqual([ZORVATH]);
     await input.press('ArrowDown');
     await input.press('Enter');
-    await expect.poll(() => page.locator('#timeline > li').count()).toBeGreaterThan(0);
+    await expect.poll(() => page.locator('#timeline > li').count(), { timeout: 10_000 }).toBeGreaterThan(0);
     await expectUnharmed(visited);
     expect(await page.locator('#entity-name').innerText()).toBe(ZORVATH);
     const timeline = await page.locator('#timeline').innerText();
@@ -300,12 +305,18 @@ describe('hostile news through the real pipeline', () => {
     await page.getByLabel('Question').press('Enter');
     await expect.poll(() => page.locator('#answer a.cite').count(), { timeout: 20_000 }).toBeGreaterThan(0);
     await expectUnharmed(visited);
+    expect(live.requests.filter((r) => r.path === '/v1/ask').at(-1)?.query).toMatchObject({
+      q: 'What did Zorvath Holdings announce with Kalmir Industries?',
+      date: '2025-03-05',
+      store: 'both',
+    });
     const answer = await page.locator('#answer').innerText();
     expect(answer).toMatch(/Zorvath/);
     const items = await page.locator('#items').innerText();
     for (const hostile of [ZORVATH, IMG, SCRIPT, SVG]) expect(items).toContain(hostile);
     // The raw records' titles and addresses: CR/LF and markup shown, never parsed.
     expect(items).toContain(`Raw ${SVG}`);
+    expect(items).toContain(`second line ${SCRIPT}`);
     const hrefs = await page
       .locator('#answer a.cite, #citations a, #items a')
       .evaluateAll((links: unknown[]) =>
