@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { FUSION_MODES, type FusionMode } from './fuse-rankings.js';
-import type { ExplicitTimeParameters } from './understand-question-time.js';
+
+/** Which time parameters the caller gave, so the question's own time words do not override them. */
+export interface ExplicitTimeParameters {
+  /** The caller gave `constraint` (and its date). */
+  constraint?: boolean;
+  /** The caller gave a publication window. */
+  window?: boolean;
+  /** The caller said whether to prefer recency. */
+  recency?: boolean;
+}
 
 /**
  * A retrieval request, as the HTTP API, the CLI and the Kafka request topic all take it, with the

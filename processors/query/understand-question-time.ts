@@ -33,7 +33,7 @@
 import * as chrono from 'chrono-node';
 
 import { DAY_MS } from './rank-candidates.js';
-import type { SearchRequest } from './search-request.js';
+import type { ExplicitTimeParameters, SearchRequest } from './search-request.js';
 
 export type TimeExpressionKind = 'date' | 'range' | 'relative' | 'recency' | 'event';
 
@@ -1249,15 +1249,6 @@ function explain(
 
 // ---------------------------------------------------------------------------------------------
 // The request
-
-export interface ExplicitTimeParameters {
-  /** The caller gave `constraint` (and its date). */
-  constraint?: boolean;
-  /** The caller gave a publication window. */
-  window?: boolean;
-  /** The caller said whether to prefer recency. */
-  recency?: boolean;
-}
 
 /**
  * The request with the question's time intent applied. The caller's own time parameters win: an
