@@ -1,10 +1,11 @@
 /**
  * The dashboard shows hostile news as text. Articles whose titles, texts, sources, addresses and
- * entity names carry markup and script (`<img … onerror>`, `<script>`, `"><svg onload>`,
- * `javascript:` addresses, CR/LF) go through the product's real pipeline (test/harness/
- * live-dashboard-server.ts: every stage on the embedded transport and datastore) until they are
- * searchable and one of the hostile names spikes; then a real Chromium opens the dashboard served by
- * the product's API and walks through the digest, the alerts, the entity and a cited answer.
+ * entity names carry markup and script (`<img … onerror>`, `<script>`, `"><svg onload>`, CR/LF)
+ * go through the product's real pipeline (test/harness/live-dashboard-server.ts: every stage on the
+ * embedded transport and datastore) until they are searchable and the hostile names spike; then a
+ * real Chromium opens the dashboard served by the product's API and walks through the digest, the
+ * alerts, the entity and a cited answer. A `javascript:` address never gets that far: intake and
+ * the record codec both refuse it, which is checked too.
  *
  * The page's Content-Security-Policy refuses inline scripts and handlers, so markup that reached the
  * DOM would mostly show as a CSP refusal on the console rather than run: the console, the elements'
