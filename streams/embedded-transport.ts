@@ -161,7 +161,9 @@ class EmbeddedConsumer implements TransportConsumer {
           while (this.paused && this.running) await new Promise<void>((resolve) => (this.wakePaused = resolve));
           // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
           if (!this.running) return;
-          if (!(await callbacks.deliver(record, heartbeat))) return;
+          // False ends this batch, not the consumer (as on Kafka): the refused record is read again
+          // on the next round, so a refusal never stalls the partition.
+          if (!(await callbacks.deliver(record, heartbeat))) break;
           position.next = BigInt(record.offset) + 1n;
           delivered += 1;
         }
