@@ -28,6 +28,7 @@ import { startMarkupStage } from '../../streams/stages/markup-stage.js';
 import { pipelineTopics, type PipelineTopics } from '../../streams/stages/pipeline-topics.js';
 import { startSpikeStage } from '../../streams/stages/spike-stage.js';
 import { withKafkaRetries } from '../../streams/kafka-transport.js';
+import { TOPIC_NAMES } from '../../streams/topics.js';
 import type { Transport } from '../../streams/transport.js';
 import { freshIndex, freshTopic } from './fresh-names.js';
 import { committedToEnd, waitUntil } from './kafka-progress.js';
@@ -589,42 +590,83 @@ export function collectingLogger(): { log: StageLogger; summary: () => string } 
 }
 
 /**
- * A TCP proxy that holds each chunk of the server's replies for `delayMs` before passing it on: a
- * slow sink without touching the shared server.
+ * A TCP proxy that holds each chunk of the server's replies for `delayMs` (adjustable while it runs)
+ * before passing it on: a slow sink without touching the shared server.
  */
-export async function startSlowProxy(
-  target: { host: string; port: number },
-  delayMs: number,
-): Promise<{ port: number; close(): Promise<void> }> {
+export interface SlowProxy {
+  readonly port: number;
+  delayMs: number;
+  close(): Promise<void>;
+}
+
+export async function startSlowProxy(target: { host: string; port: number }, delayMs = 0): Promise<SlowProxy> {
   const sockets = new Set<Socket>();
+  const proxy: { port: number; delayMs: number; close(): Promise<void> } = {
+    port: 0,
+    delayMs,
+    close: () => Promise.resolve(),
+  };
   const server: Server = createServer((client) => {
     const upstream = new Socket();
     sockets.add(client).add(upstream);
     const drop = (): void => {
       client.destroy();
       upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
     };
     client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
+    upstream.on('error', drop);
+    // The server's close reaches the client after the replies held back, not before them.
+    upstream.on('close', () => setTimeout(drop, proxy.delayMs + 10));
     upstream.connect(target.port, target.host, () => {
       client.pipe(upstream);
       upstream.on('data', (chunk: Buffer) => {
-        setTimeout(() => {
+        const write = (): void => {
           if (!client.destroyed) client.write(chunk);
-        }, delayMs);
+        };
+        if (proxy.delayMs === 0) write();
+        else setTimeout(write, proxy.delayMs);
       });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    port,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+  proxy.port = typeof address === 'object' && address ? address.port : 0;
+  proxy.close = async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
   };
+  return proxy;
+}
+
+/**
+ * Names for a run whose stages may also run as `neon pipeline` subprocesses: the product's topic
+ * names under a fresh `NEON_TOPIC_PREFIX` (its groups are then `<prefix>neon.<stage>`), and a fresh
+ * `NEON_INDEX_PREFIX`.
+ */
+export function prefixedScenarioNames(label: string): ScenarioNames & { topicPrefix: string } {
+  const topicPrefix = `${freshTopic(label)}.`;
+  const topics = Object.fromEntries(
+    Object.entries(TOPIC_NAMES).map(([key, name]) => [key, `${topicPrefix}${name}`]),
+  ) as Record<keyof typeof TOPIC_NAMES, string>;
+  return {
+    label,
+    topicPrefix,
+    topics: { ...pipelineTopics(topics), interactions: topics.interactions },
+    groupPrefix: `${topicPrefix}neon`,
+    indexPrefix: freshIndex(label),
+  };
+}
+
+/** One labelled sample of a Prometheus text exposition (`name{stage="x"}`), or undefined. */
+export function metricValue(exposition: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const matches = Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`));
+    if (matches) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return undefined;
 }
 
 /** The articles in two parts with poison between them: the same order in every run of a scenario. */
