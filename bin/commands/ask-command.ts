@@ -18,6 +18,7 @@ import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js
 import { followRegistryLinker } from '../../streams/registry-linker.js';
 import { clusterElasticsearch, configuredEmbedder, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
+import { printable } from './terminal-text.js';
 
 interface AskFlags {
   date?: string;
@@ -42,7 +43,7 @@ function printAnswer(result: AnswerResult, request: SearchRequest, flags: AskFla
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return;
   }
-  const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+  const out = (line = ''): void => void process.stdout.write(`${printable(line)}\n`);
   out(result.answer);
   out();
   const time = result.time;

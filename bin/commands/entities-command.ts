@@ -8,6 +8,7 @@ import { clusterElasticsearch, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 import { formatTable } from './format-table.js';
 import { callService, findService, ServiceError, type ServiceTarget } from './service-client.js';
+import { printable } from './terminal-text.js';
 
 interface EntityJson {
   id: string;
@@ -33,7 +34,7 @@ interface MentionsJson {
 }
 
 const DAY_MS = 86_400_000;
-const out = (text: string): void => void process.stdout.write(`${text}\n`);
+const out = (text: string): void => void process.stdout.write(`${printable(text)}\n`);
 
 function asOf(date: string | undefined): number {
   if (date === undefined) return Date.now();

@@ -9,6 +9,7 @@ import { untilSignalled } from '../../streams/stop-on-signals.js';
 import { TOPICS } from '../../streams/topics.js';
 import { clusterTransport } from './cluster-transport.js';
 import { callService, findService, type ServiceTarget } from './service-client.js';
+import { printable } from './terminal-text.js';
 
 const STATES = ['open', 'ended', 'all'] as const;
 
@@ -68,7 +69,7 @@ export function registerSpikesCommand(program: Command): void {
         }
         const limit = Number(flags.limit);
         if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit must be a positive integer`);
-        const out = (text: string): void => void process.stdout.write(`${text}\n`);
+        const out = (text: string): void => void process.stdout.write(`${printable(text)}\n`);
         const service = findService(flags.api);
         if (service) {
           await spikesFromService(service, { ...flags, limit }, out);
@@ -220,7 +221,7 @@ async function printDigest(
   all: boolean,
   json: boolean,
 ): Promise<void> {
-  const out = (text: string): void => void process.stdout.write(`${text}\n`);
+  const out = (text: string): void => void process.stdout.write(`${printable(text)}\n`);
   let digest: DigestJson;
   const service = findService(api);
   if (service) {

@@ -26,6 +26,7 @@ import { loadProductConfig } from './product-config.js';
 import { startProductRuntime, type ProductRuntime } from './product-runtime.js';
 import { removeRunRecord, writeRunRecord } from './service-client.js';
 import { createTerminalReporter } from './terminal-reporter.js';
+import { printable } from './terminal-text.js';
 
 interface StartFlags {
   cluster?: boolean;
@@ -76,7 +77,7 @@ export function registerStartCommand(program: Command): void {
     .option('--once', 'exit once the news source is exhausted and every stage has caught up')
     .option('--quiet', 'no progress bar or status lines (alerts and errors still print)')
     .action(async (flags: StartFlags) => {
-      const out = (line: string): void => void process.stdout.write(`${line}\n`);
+      const out = (line: string): void => void process.stdout.write(`${printable(line)}\n`);
       const port = parsePort(flags.port, '--port');
       const metricsPort = flags.metricsPort === undefined ? null : parsePort(flags.metricsPort, '--metrics-port');
       const speed = Number(flags.speed);

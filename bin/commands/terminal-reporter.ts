@@ -2,6 +2,7 @@ import cliProgress from 'cli-progress';
 import type { Story } from '../../processors/spikes/alert-desk.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
 import type { StatusDocument } from '../../service/status-routes.js';
+import { printable } from './terminal-text.js';
 
 /**
  * What a running neon-stream says in the terminal: a progress bar while a feed is replayed (a line
@@ -57,10 +58,10 @@ export function createTerminalReporter(options: { out?: NodeJS.WriteStream; quie
   const write = (text: string): void => {
     if (bar) {
       // Clear the bar's line, print, and let the next update redraw it below.
-      out.write(`\r\x1b[2K${text}\n`);
+      out.write(`\r\x1b[2K${printable(text)}\n`);
       return;
     }
-    out.write(`${text}\n`);
+    out.write(`${printable(text)}\n`);
   };
   return {
     progress: (status) => {

@@ -52,4 +52,12 @@ describe('the terminal reporter', () => {
       'spike ended    Goma (day, 2025-01-06)',
     ]);
   });
+
+  it('prints control characters in news data as visible escapes, so a name cannot rewrite the terminal', () => {
+    const lines: string[] = [];
+    const out = { isTTY: false, write: (text: string) => lines.push(text) } as unknown as NodeJS.WriteStream;
+    const reporter = createTerminalReporter({ out });
+    reporter.alert(alert('Goma\r\u001b[2Kspike STARTED  Fake', 'ENDED', 0, []));
+    expect(lines).toEqual(['spike ended    Goma\\u000d\\u001b[2Kspike STARTED  Fake (day, 2025-01-06)\n']);
+  });
 });
