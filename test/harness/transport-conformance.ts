@@ -455,5 +455,39 @@ export function describeTransportConformance(label: string, open: () => Promise<
       for (const p of bShare)
         expect(after.filter((r) => r.partition === p).map((r) => Number(r.offset))).toEqual([2, 3]);
     });
+    it('keeps a single-active group on one member, the standby taking over from the committed offsets', async () => {
+      const name = await topic('single', 3);
+      const group = freshGroup('single');
+      const options: ConsumerOptions = { groupId: group, topics: [name], assignment: 'single-active' };
+      const a = await member(options);
+      await waitFor(() => a.owned(name).length === 3, under.patienceMs, 'the first member to get every partition');
+      const sharing = shared();
+      if (sharing !== true) {
+        // Stated by the factory: one member per group, which is single-active by construction.
+        expect(sharing.notModelled).not.toBe('');
+        return;
+      }
+      const b = await member(options);
+      await waitFor(
+        () => b.assignments.length > 0 && a.assignments.length > 1,
+        under.patienceMs,
+        'both members to have joined',
+      );
+      // Sticky: the member that held the partitions keeps all of them; the newcomer stands by.
+      expect(a.owned(name)).toEqual([0, 1, 2]);
+      expect(b.owned(name)).toEqual([]);
+      await send(
+        name,
+        [0, 1, 2].flatMap((p) => numbered(3, p)),
+      );
+      await waitFor(() => a.deliveries.length >= 9, under.patienceMs, 'the active member to read everything');
+      await a.consumer.commit([0, 1, 2].map((partition) => ({ topic: name, partition, offset: BigInt(partition) })));
+      await a.consumer.stop();
+      await a.consumer.disconnect();
+      await waitFor(() => b.owned(name).length === 3, under.patienceMs, 'the standby to take every partition');
+      await waitFor(() => b.deliveries.length >= 6, under.patienceMs, 'the uncommitted records');
+      await sleep(under.quietMs);
+      expect([0, 1, 2].map((p) => b.offsets(name, p))).toEqual([[0, 1, 2], [1, 2], [2]]);
+    });
   });
 }
