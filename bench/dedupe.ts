@@ -18,7 +18,7 @@
  *    pair is multiplied by n(n−1)/2 (`exact_extrapolated: true`). Where both are possible the
  *    sampled estimate is reported next to the measured time, to show how good the estimate is.
  *  - recall: of the pairs with Jaccard ≥ threshold, the share LSH reports. The true pairs come from
- *    an exact prefix-filter join (processors/dedupe/similarity-join.ts): any pair at or above the
+ *    an exact prefix-filter join (eval/similarity-join.ts): any pair at or above the
  *    threshold shares a shingle among each side's rarest |x| − ⌈t|x|⌉ + 1, so indexing those and
  *    verifying every candidate with the real Jaccard finds all of them; it is checked against the
  *    brute force wherever that runs in full. LSH never reports a false pair (it verifies), so
@@ -27,8 +27,8 @@
  *    (7-day event-time window, chunk time = publication date): the per-chunk path including shingling.
  */
 import { parseArgs } from 'node:util';
-import { sentenceWindows } from '../processors/chunk-article.js';
-import { NearDuplicateFilter } from '../processors/drop-near-duplicates.js';
+import { sentenceWindows } from '../processors/chunk/chunk-article.js';
+import { NearDuplicateFilter } from '../processors/dedupe/drop-near-duplicates.js';
 import { bandKeys, candidateProbability, chooseBandPlan, type BandPlan } from '../processors/dedupe/lsh-bands.js';
 import { MinHasher } from '../processors/dedupe/minhash.js';
 import {
@@ -37,7 +37,7 @@ import {
   lshSimilarPairs,
   pairKey,
   type SimilarPair,
-} from '../processors/dedupe/similarity-join.js';
+} from '../eval/similarity-join.js';
 import { jaccard, shingles } from '../processors/dedupe/trigram-shingles.js';
 import type { Chunk } from '../schemas/records.generated.js';
 import { devDataPath, missingDevDataMessage } from '../eval/dev-data.js';

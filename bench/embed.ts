@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { ensureEmbeddingModel } from '../infra/models/download-embedding-model.js';
-import { sentenceWindows } from '../processors/chunk-article.js';
+import { sentenceWindows } from '../processors/chunk/chunk-article.js';
 import { createEmbedder } from '../streams/embed/create-embedder.js';
 import type { Embedder } from '../processors/embed/embedder.js';
 import { embedderConfigFromEnv } from '../processors/embed/embedder-config.js';

@@ -20,7 +20,7 @@ import { ALL_ENTITIES, type ExtractionTargets } from '../processors/extract/extr
 import { LlmInteractionExtractor } from '../processors/extract/interaction-extractor.js';
 import { llmConfig } from '../processors/extract/llm-config.js';
 import { OpenAiChatModel } from '../streams/llm/openai-chat-model.js';
-import { SpikeDetector } from '../processors/detect-spikes.js';
+import { SpikeDetector } from '../processors/spikes/detect-spikes.js';
 import { SpikeTargets } from '../processors/spikes/spike-targets.js';
 import { IntakeRejection } from '../processors/intake/article-input.js';
 import {

@@ -10,7 +10,7 @@ import { ensureEmbeddingModel } from '../infra/models/download-embedding-model.j
 import { createEmbedder } from '../streams/embed/create-embedder.js';
 import type { Embedder } from '../processors/embed/embedder.js';
 import { embedderConfigFromEnv } from '../processors/embed/embedder-config.js';
-import { interactionEmbeddingText } from '../processors/index-documents.js';
+import { interactionEmbeddingText } from '../processors/index/index-documents.js';
 import type { NormalizeOptions } from '../processors/intake/normalize-article.js';
 import { replayArticles, type ReplayItem } from '../processors/intake/replay-articles.js';
 import { decodeRecord } from '../schemas/avro-codec.js';

@@ -42,7 +42,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Client, estypes } from '@elastic/elasticsearch';
 import type { Embedder } from '../processors/embed/embedder.js';
-import { interactionDocument } from '../processors/index-documents.js';
+import { interactionDocument } from '../processors/index/index-documents.js';
 import type { FusionMode } from '../processors/query/fuse-rankings.js';
 import { contentWords } from '../processors/query/question-terms.js';
 import { DAY_MS } from '../processors/query/rank-candidates.js';

@@ -17,7 +17,7 @@ import { runInNewContext } from 'node:vm';
 import { parseArgs } from 'node:util';
 import { logLevel } from 'kafkajs';
 import { currentEventsMentions } from '../eval/current-events-mentions.js';
-import { SpikeDetector } from '../processors/detect-spikes.js';
+import { SpikeDetector } from '../processors/spikes/detect-spikes.js';
 import { DAY_MS } from '../processors/spikes/spike-rule.js';
 import { encodeRecord } from '../schemas/avro-codec.js';
 import type { Mention } from '../schemas/records.generated.js';

@@ -4,8 +4,8 @@
  * removal. No transport: this is what the stage code costs, the ceiling for the stage on Kafka.
  */
 import { parseArgs } from 'node:util';
-import { chunkArticle } from '../processors/chunk-article.js';
-import { NearDuplicateFilter } from '../processors/drop-near-duplicates.js';
+import { chunkArticle } from '../processors/chunk/chunk-article.js';
+import { NearDuplicateFilter } from '../processors/dedupe/drop-near-duplicates.js';
 import { IntakeRejection, type ArticleInput } from '../processors/intake/article-input.js';
 import { loadRealtimeQaDocs } from '../processors/intake/load-realtimeqa.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';

@@ -5,12 +5,7 @@
  * is what a shallower request returns (they rank, then cut); a two-hop retrieval is not, as it keeps
  * the first hop's best ⌈k/2⌉ before the hop's own results, so its @5 is that of a top-10 list.
  */
-import {
-  ANSWER_RERANKERS,
-  findAnswerMentions,
-  rerankAnswers,
-  type AnswerReranker,
-} from '../processors/query/rerank-answers.js';
+import { ANSWER_RERANKERS, findAnswerMentions, rerankAnswers, type AnswerReranker } from './rerank-answers.js';
 import { bootstrapMeanInterval, wilsonInterval, type Interval } from './interval-statistics.js';
 import { correctChoice, normaliseText, type Question } from './realtimeqa-data.js';
 

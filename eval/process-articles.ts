@@ -1,5 +1,5 @@
-import { chunkArticle } from '../processors/chunk-article.js';
-import { NearDuplicateFilter } from '../processors/drop-near-duplicates.js';
+import { chunkArticle } from '../processors/chunk/chunk-article.js';
+import { NearDuplicateFilter } from '../processors/dedupe/drop-near-duplicates.js';
 import { EntityRegistry } from '../processors/markup/entity-registry.js';
 import { markArticle } from '../processors/markup/mark-article.js';
 import type { Article, Chunk, Mention } from '../schemas/records.generated.js';

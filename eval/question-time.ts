@@ -29,7 +29,7 @@ import type { Embedder } from '../processors/embed/embedder.js';
 import { extractFromChunks } from '../processors/extract/extraction-plan.js';
 import { ALL_ENTITIES } from '../processors/extract/extraction-targets.js';
 import { OfflineInteractionExtractor } from '../processors/extract/interaction-extractor.js';
-import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../processors/index-documents.js';
+import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../processors/index/index-documents.js';
 import { IntakeRejection } from '../processors/intake/article-input.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import { parseArticleLine } from '../processors/intake/read-jsonl-articles.js';

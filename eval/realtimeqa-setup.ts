@@ -12,7 +12,7 @@ import { extractFromChunks } from '../processors/extract/extraction-plan.js';
 import { ALL_ENTITIES } from '../processors/extract/extraction-targets.js';
 import { LlmInteractionExtractor, OfflineInteractionExtractor } from '../processors/extract/interaction-extractor.js';
 import type { Embedder } from '../processors/embed/embedder.js';
-import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../processors/index-documents.js';
+import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../processors/index/index-documents.js';
 import { canonicalUrl } from '../processors/intake/canonical-url.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import type { Store } from '../processors/query/search-request.js';
@@ -30,7 +30,7 @@ import { intakeDocuments, type RealtimeQaSet } from './realtimeqa-data.js';
 
 /**
  * What each datastore embeds and stores for a record, in one place: the product's own functions
- * (`processors/index-documents.ts`), as the index stages use them. A chunk is embedded by its text.
+ * (`processors/index/index-documents.ts`), as the index stages use them. A chunk is embedded by its text.
  */
 function indexed(dateInText: boolean) {
   return {

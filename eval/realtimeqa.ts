@@ -27,7 +27,7 @@
  * - `leakage`: the share of retrieved items published after the question date (must be 0);
  * - `mc_accuracy`: the choice mentioned most often in the top-k texts is the correct one (all questions;
  *   a tie is no answer). `mc_accuracy_<reranker>`: the same with the other answer rerankings of
- *   `processors/query/rerank-answers.ts`.
+ *   `eval/rerank-answers.ts`.
  *
  * Each figure comes with its n and 95% interval (Wilson; bootstrap for `mrr@10`), and each
  * configuration is compared with the baseline (`--baseline`, default the product's default
@@ -41,7 +41,7 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { chatModelFromEnv } from '../streams/llm/openai-chat-model.js';
-import { ANSWER_RERANKERS } from '../processors/query/rerank-answers.js';
+import { ANSWER_RERANKERS } from './rerank-answers.js';
 import { STORES, type Store } from '../processors/query/search-request.js';
 import { answerQuestion } from '../streams/answer-question.js';
 import { DatastoreUnavailable, RetrievalTimeout } from '../streams/datastore.js';

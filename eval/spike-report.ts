@@ -22,9 +22,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chunkArticle } from '../processors/chunk-article.js';
-import { SpikeDetector } from '../processors/detect-spikes.js';
-import { NearDuplicateFilter } from '../processors/drop-near-duplicates.js';
+import { chunkArticle } from '../processors/chunk/chunk-article.js';
+import { SpikeDetector } from '../processors/spikes/detect-spikes.js';
+import { NearDuplicateFilter } from '../processors/dedupe/drop-near-duplicates.js';
 import { IntakeRejection, type ArticleInput } from '../processors/intake/article-input.js';
 import { loadRealtimeQaDocuments } from './spike-realtimeqa.js';
 import {

@@ -1,5 +1,5 @@
 import MiniSearch from 'minisearch';
-import { publishedDay } from '../processors/index-documents.js';
+import { publishedDay } from '../processors/index/index-documents.js';
 import { analyseWords } from '../processors/query/analyse-words.js';
 import {
   datastoreNames,

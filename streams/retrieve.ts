@@ -1,5 +1,5 @@
 import type { Embedder } from '../processors/embed/embedder.js';
-import { publishedDay } from '../processors/index-documents.js';
+import { publishedDay } from '../processors/index/index-documents.js';
 import { fuseRankings, type FusionMode } from '../processors/query/fuse-rankings.js';
 import {
   DAY_MS,

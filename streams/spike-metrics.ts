@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { counter, gauge } from './metrics.js';
-import type { DetectorOutput, SpikeDetector } from '../processors/detect-spikes.js';
+import type { DetectorOutput, SpikeDetector } from '../processors/spikes/detect-spikes.js';
 
 /**
  * The detector's own figures beside the stage's generic ones: what happened to each mention

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SpikeDetectorOptions } from '../detect-spikes.js';
+import type { SpikeDetectorOptions } from './detect-spikes.js';
 import { DEFAULT_ALERT_BUDGET, type AlertBudget } from './alert-desk.js';
 import {
   DEFAULT_DAY_RULE,

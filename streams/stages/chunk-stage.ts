@@ -1,4 +1,4 @@
-import { chunkArticle, resolveChunkOptions, type ChunkOptions } from '../../processors/chunk-article.js';
+import { chunkArticle, resolveChunkOptions, type ChunkOptions } from '../../processors/chunk/chunk-article.js';
 import type { MarkedArticle } from '../../schemas/records.generated.js';
 import { KafkaSink } from '../kafka-sink.js';
 import { stageDecoder, topicRecord } from '../record-codec.js';

@@ -1,4 +1,4 @@
-import { NearDuplicateFilter, type DedupeOptions } from '../../processors/drop-near-duplicates.js';
+import { NearDuplicateFilter, type DedupeOptions } from '../../processors/dedupe/drop-near-duplicates.js';
 import type { Chunk, Mention } from '../../schemas/records.generated.js';
 import { KafkaSink } from '../kafka-sink.js';
 import { stageDecoder, topicRecord } from '../record-codec.js';

@@ -1,5 +1,9 @@
 import { EmbedderError, type Embedder } from '../../processors/embed/embedder.js';
-import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../../processors/index-documents.js';
+import {
+  chunkDocument,
+  interactionDocument,
+  interactionEmbeddingText,
+} from '../../processors/index/index-documents.js';
 import type { Chunk, Interaction, RecordName, RecordTypes } from '../../schemas/records.generated.js';
 import { datastoreNames, monthlyIndex, type DatastoreKind } from '../datastore-templates.js';
 import type { Registry } from 'prom-client';

@@ -1,5 +1,9 @@
 import type { Registry } from 'prom-client';
-import { SpikeDetector, type DetectorOutput, type SpikeDetectorOptions } from '../../processors/detect-spikes.js';
+import {
+  SpikeDetector,
+  type DetectorOutput,
+  type SpikeDetectorOptions,
+} from '../../processors/spikes/detect-spikes.js';
 import type { Mention } from '../../schemas/records.generated.js';
 import { KafkaSink, type TopicRecord } from '../kafka-sink.js';
 import { spikeMetrics } from '../spike-metrics.js';

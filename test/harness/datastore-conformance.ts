@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Embedder } from '../../processors/embed/embedder.js';
-import { chunkDocument, interactionDocument } from '../../processors/index-documents.js';
+import { chunkDocument, interactionDocument } from '../../processors/index/index-documents.js';
 import { DAY_MS } from '../../processors/query/rank-candidates.js';
 import {
   parseSearchRequest,

@@ -1,12 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chunkArticle } from '../../processors/chunk-article.js';
-import { NearDuplicateFilter } from '../../processors/drop-near-duplicates.js';
+import { chunkArticle } from '../../processors/chunk/chunk-article.js';
+import { NearDuplicateFilter } from '../../processors/dedupe/drop-near-duplicates.js';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { openLocalOnnxEmbedder } from '../../streams/embed/local-onnx-embedder.js';
 import { extractFromChunks } from '../../processors/extract/extraction-plan.js';
 import { ALL_ENTITIES } from '../../processors/extract/extraction-targets.js';
 import { OfflineInteractionExtractor } from '../../processors/extract/interaction-extractor.js';
-import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../../processors/index-documents.js';
+import {
+  chunkDocument,
+  interactionDocument,
+  interactionEmbeddingText,
+} from '../../processors/index/index-documents.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { EntityRegistry } from '../../processors/markup/entity-registry.js';
 import { markArticle } from '../../processors/markup/mark-article.js';

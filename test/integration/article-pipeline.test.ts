@@ -7,7 +7,7 @@ import { TransportArticlePublisher } from '../../streams/article-publisher.js';
 import { DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
 import { createKafkaClient } from '../../streams/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka-transport.js';
-import { startArticlePipeline, type ArticlePipeline } from '../../streams/stages/article-pipeline.js';
+import { startArticlePipeline, type ArticlePipeline } from '../harness/article-pipeline.js';
 import type { PipelineTopics } from '../../streams/stages/pipeline-topics.js';
 import type { Transport } from '../../streams/transport.js';
 import { devDataPath, missingDevDataMessage } from '../../eval/dev-data.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkDocument } from '../../processors/index-documents.js';
+import { chunkDocument } from '../../processors/index/index-documents.js';
 import { datastoreNames, datastoreTemplate, monthlyIndex } from '../../streams/datastore-templates.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
 import { freshIndex } from '../harness/fresh-names.js';

@@ -5,7 +5,7 @@ import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { Embedder } from '../../processors/embed/embedder.js';
-import { chunkDocument, interactionDocument } from '../../processors/index-documents.js';
+import { chunkDocument, interactionDocument } from '../../processors/index/index-documents.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
 import { Secret } from '../../schemas/connection-config.js';
 import { datastoreNames, monthlyIndex } from '../../streams/datastore-templates.js';

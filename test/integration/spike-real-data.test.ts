@@ -2,7 +2,7 @@ import { logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
 import { currentEventsMentions, CURRENT_EVENTS_DATASET } from '../../eval/current-events-mentions.js';
 import { missingDevDataMessage } from '../../eval/dev-data.js';
-import { SpikeDetector } from '../../processors/detect-spikes.js';
+import { SpikeDetector } from '../../processors/spikes/detect-spikes.js';
 import { NEON_DAY_RULE, NEON_HOUR_RULE } from '../../processors/spikes/spike-rule.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
 import { createKafkaClient } from '../../streams/kafka-client.js';

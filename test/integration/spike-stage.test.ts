@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
-import { SpikeDetector } from '../../processors/detect-spikes.js';
+import { SpikeDetector } from '../../processors/spikes/detect-spikes.js';
 import { NEON_DAY_RULE, NEON_HOUR_RULE } from '../../processors/spikes/spike-rule.js';
 import type { Mention, SpikeAlert } from '../../schemas/records.generated.js';
 import { createKafkaClient } from '../../streams/kafka-client.js';

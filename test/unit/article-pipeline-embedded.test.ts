@@ -4,7 +4,7 @@ import { decodeRecord } from '../../schemas/avro-codec.js';
 import type { RecordName, RecordTypes } from '../../schemas/records.generated.js';
 import { TransportArticlePublisher } from '../../streams/article-publisher.js';
 import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
-import { startArticlePipeline } from '../../streams/stages/article-pipeline.js';
+import { startArticlePipeline } from '../harness/article-pipeline.js';
 import { localTopicSpecs, TOPICS } from '../../streams/topics.js';
 import { NEWS_STORIES } from '../fixtures/news-stories.js';
 

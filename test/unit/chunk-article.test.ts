@@ -6,7 +6,7 @@ import {
   chunkId,
   resolveChunkOptions,
   sentenceWindows,
-} from '../../processors/chunk-article.js';
+} from '../../processors/chunk/chunk-article.js';
 import type { EntityType, MarkedArticle, MentionSpan, Sentence } from '../../schemas/records.generated.js';
 
 const PUBLISHED = Date.UTC(2024, 5, 3, 9, 30);

@@ -1,8 +1,8 @@
 import { map } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
-import { SpikeDetector } from '../../processors/detect-spikes.js';
-import { detectSpikes, type PartitionedMention } from '../../processors/spikes/detect-spikes-operator.js';
+import { SpikeDetector } from '../../processors/spikes/detect-spikes.js';
+import { detectSpikes, type PartitionedMention } from '../harness/detect-spikes-operator.js';
 import { NEON_DAY_RULE } from '../../processors/spikes/spike-rule.js';
 import type { Mention } from '../../schemas/records.generated.js';
 import { mentionOf, TEST_NOW } from './spike-fixtures.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SpikeDetector, type DetectorOutput } from '../../processors/detect-spikes.js';
+import { SpikeDetector, type DetectorOutput } from '../../processors/spikes/detect-spikes.js';
 import { DAY_MS, HOUR_MS, NEON_DAY_RULE, NEON_HOUR_RULE } from '../../processors/spikes/spike-rule.js';
 import type { EntitySpikeState, Mention, SpikeAlert } from '../../schemas/records.generated.js';
 import { DAY0, mentionOf, mentionsOn, TEST_NOW } from './spike-fixtures.js';

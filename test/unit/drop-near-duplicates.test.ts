@@ -6,7 +6,7 @@ import {
   mergeProvenance,
   resolveDedupeOptions,
   type DedupeState,
-} from '../../processors/drop-near-duplicates.js';
+} from '../../processors/dedupe/drop-near-duplicates.js';
 import type { Chunk, Provenance } from '../../schemas/records.generated.js';
 
 const DAY = 24 * 60 * 60 * 1000;

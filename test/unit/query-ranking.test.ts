@@ -11,7 +11,7 @@ import {
   type WordedCandidate,
 } from '../../processors/query/rank-candidates.js';
 import { fuseRankings } from '../../processors/query/fuse-rankings.js';
-import { interactionEmbeddingText } from '../../processors/index-documents.js';
+import { interactionEmbeddingText } from '../../processors/index/index-documents.js';
 import { EntityLinker, reformulate, spellDate } from '../../processors/query/reformulate-query.js';
 import {
   DEFAULT_ALPHA,

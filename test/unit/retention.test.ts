@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { startProductRuntime } from '../../bin/commands/product-runtime.js';
-import { chunkDocument } from '../../processors/index-documents.js';
+import { chunkDocument } from '../../processors/index/index-documents.js';
 import { datastoreNames, monthlyIndex } from '../../streams/datastore-templates.js';
 import type { Chunk } from '../../schemas/records.generated.js';
 import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';

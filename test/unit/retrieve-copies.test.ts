@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Embedder } from '../../processors/embed/embedder.js';
-import { interactionDocument } from '../../processors/index-documents.js';
+import { interactionDocument } from '../../processors/index/index-documents.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
 import { datastoreNames, monthlyIndex } from '../../streams/datastore-templates.js';
 import type { Interaction } from '../../schemas/records.generated.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SpikeDetector } from '../../processors/detect-spikes.js';
+import { SpikeDetector } from '../../processors/spikes/detect-spikes.js';
 import {
   logNegativeBinomialTail,
   NewcomerTail,

@@ -3,7 +3,7 @@
  * stages bind them to Elasticsearch. Ids are the records' own deterministic ids, so a replay
  * overwrites (idempotent on `_id`).
  */
-import type { Chunk, Interaction } from '../schemas/records.generated.js';
+import type { Chunk, Interaction } from '../../schemas/records.generated.js';
 
 export function publishedDay(t: number): string {
   return new Date(t).toISOString().slice(0, 10);

@@ -1,6 +1,6 @@
 import { concatMap, from, type OperatorFunction } from 'rxjs';
 import type { Mention, SpikeAlert } from '../../schemas/records.generated.js';
-import type { SpikeDetector } from '../detect-spikes.js';
+import type { SpikeDetector } from '../../processors/spikes/detect-spikes.js';
 
 export interface PartitionedMention {
   mention: Mention;

@@ -17,7 +17,7 @@
  * An exact tie between the best candidates gives no answer: choosing the first listed would reward
  * the order of the choices, not the evidence. Pure functions; no I/O.
  */
-import { DAY_MS } from './rank-candidates.js';
+import { DAY_MS } from '../processors/query/rank-candidates.js';
 
 export const ANSWER_RERANKERS = [
   'most_common',

@@ -32,8 +32,8 @@ import type {
   MarkedArticle,
   MentionSpan,
   Sentence,
-} from '../schemas/records.generated.js';
-import { renderMarkup } from './markup/render-markup.js';
+} from '../../schemas/records.generated.js';
+import { renderMarkup } from '../markup/render-markup.js';
 
 export interface ChunkOptions {
   /** m: sentences per chunk. Default 5 (the paper's news chunks have 5–6). */

@@ -36,8 +36,8 @@ import type {
   SpikeAlert,
   SpikeGranularity,
   SpikeState,
-} from '../schemas/records.generated.js';
-import { NewcomerTail, surpriseOf } from './spikes/count-model.js';
+} from '../../schemas/records.generated.js';
+import { NewcomerTail, surpriseOf } from './count-model.js';
 import {
   BUCKET_MS,
   bucketStart,
@@ -50,7 +50,7 @@ import {
   type Granularity,
   type RuleVerdict,
   type SpikeRule,
-} from './spikes/spike-rule.js';
+} from './spike-rule.js';
 
 export interface SpikeDetectorOptions {
   /** The daily rule; null turns daily detection off. */

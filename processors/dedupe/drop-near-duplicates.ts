@@ -14,11 +14,11 @@
  * with {@link NearDuplicateFilter.exportState} / {@link NearDuplicateFilter.fromState}. Both keep
  * the survivors' merged provenance; shingles and band keys are recomputed from the text.
  */
-import type { Chunk, Mention, Provenance } from '../schemas/records.generated.js';
-import { bandKeys, chooseBandPlan, type BandPlan } from './dedupe/lsh-bands.js';
-import { MinHasher } from './dedupe/minhash.js';
-import { NearDuplicateIndex, type IndexCandidate, type IndexSize } from './dedupe/near-duplicate-index.js';
-import { SHINGLE_KINDS, shingles, type ShingleKind } from './dedupe/trigram-shingles.js';
+import type { Chunk, Mention, Provenance } from '../../schemas/records.generated.js';
+import { bandKeys, chooseBandPlan, type BandPlan } from './lsh-bands.js';
+import { MinHasher } from './minhash.js';
+import { NearDuplicateIndex, type IndexCandidate, type IndexSize } from './near-duplicate-index.js';
+import { SHINGLE_KINDS, shingles, type ShingleKind } from './trigram-shingles.js';
 
 export interface DedupeOptions {
   /** Trigram Jaccard similarity at or above which a chunk is a near-duplicate. Default 0.5. */

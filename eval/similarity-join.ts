@@ -1,7 +1,7 @@
 /**
  * All pairs of a batch of shingle sets with Jaccard ≥ threshold, two ways: by LSH band keys (what
- * the streaming filter does, here over a whole batch), and exactly by prefix filtering. The batch
- * forms serve measurement (bench/dedupe.ts, eval/dedupe-quality.ts) and offline re-deduplication.
+ * the streaming filter does, here over a whole batch), and exactly by prefix filtering. Measurement
+ * only (bench/dedupe.ts, eval/dedupe-quality.ts): the dedupe stage uses the streaming filter.
  *
  * The exact join is the All-Pairs prefix filter (Bayardo et al., WWW 2007): order shingles by how
  * rare they are; if |x ∩ y| ≥ o, the first |x| − o + 1 shingles of x and the first |y| − o + 1 of y
@@ -10,7 +10,7 @@
  * with the real Jaccard. Unlike LSH it has no false negatives, and because prefixes hold the rarest
  * shingles it inspects few candidates.
  */
-import { fmix32, jaccard } from './trigram-shingles.js';
+import { fmix32, jaccard } from '../processors/dedupe/trigram-shingles.js';
 
 export interface SimilarPair {
   /** Indices into the batch, a < b. */
