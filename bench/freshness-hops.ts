@@ -6,8 +6,8 @@
  */
 import type { RecordName, RecordTypes } from '../schemas/records.generated.js';
 import { decodeRecord } from '../schemas/avro-codec.js';
-import { readTopicOnce } from '../streams/topic-tail.js';
-import type { Transport } from '../streams/transport.js';
+import { readTopicOnce } from '../streams/runtime/topic-tail.js';
+import type { Transport } from '../streams/runtime/transport.js';
 import { topicOf, type Names, type TopicKey } from './pipeline-cluster.js';
 
 /** The hops, in path order: the topic, its record type, and the articles a record belongs to. */

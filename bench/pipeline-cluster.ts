@@ -2,7 +2,7 @@
  * What `npm run bench -- pipeline` needs around the product on Kafka and Elasticsearch: fresh names
  * under one run id, `neon pipeline` child processes, progress probes and the clean-up.
  *
- * `NEON_TOPIC_PREFIX` is read when streams/topics.ts is imported, so every measured pipeline (and
+ * `NEON_TOPIC_PREFIX` is read when streams/pipeline/topics.ts is imported, so every measured pipeline (and
  * every stage measured alone) runs as its own `neon pipeline` process with its own prefix: the
  * product exactly as deployed, measured from outside.
  */
@@ -10,9 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Client, estypes } from '@elastic/elasticsearch';
 import type { Admin } from 'kafkajs';
-import { STAGE_CATALOG, stageDescriptor, type StageName } from '../streams/stage-catalog.js';
-import { NAME_PREFIX, TOPIC_NAMES } from '../streams/topics.js';
-import { withKafkaRetries } from '../streams/kafka-transport.js';
+import { STAGE_CATALOG, stageDescriptor, type StageName } from '../streams/pipeline/stage-catalog.js';
+import { NAME_PREFIX, TOPIC_NAMES } from '../streams/pipeline/topics.js';
+import { withKafkaRetries } from '../streams/kafka/kafka-transport.js';
 import { runNeon, type CliRun } from '../test/harness/cli-process.js';
 import { committedToEnd } from '../test/harness/kafka-progress.js';
 

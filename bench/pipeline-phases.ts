@@ -14,14 +14,18 @@ import { interactionEmbeddingText } from '../processors/index/index-documents.js
 import type { NormalizeOptions } from '../processors/intake/normalize-article.js';
 import { replayArticles, type ReplayItem } from '../processors/intake/replay-articles.js';
 import { decodeRecord } from '../schemas/avro-codec.js';
-import { datastoreNames, type DatastoreKind, type EmbeddingSpec } from '../streams/datastore-templates.js';
+import {
+  datastoreNames,
+  type DatastoreKind,
+  type EmbeddingSpec,
+} from '../streams/elasticsearch/datastore-templates.js';
 import type { Article } from '../schemas/records.generated.js';
-import { TransportArticlePublisher } from '../streams/article-publisher.js';
-import { EmbeddingBatcher } from '../streams/embedding-batcher.js';
-import { ensureDatastores } from '../streams/datastores.js';
-import type { StageName } from '../streams/stage-catalog.js';
-import { readTopicOnce } from '../streams/topic-tail.js';
-import type { HeaderValue, Transport, TransportProducer } from '../streams/transport.js';
+import { TransportArticlePublisher } from '../streams/pipeline/article-publisher.js';
+import { EmbeddingBatcher } from '../streams/embed/embedding-batcher.js';
+import { ensureDatastores } from '../streams/elasticsearch/datastores.js';
+import type { StageName } from '../streams/pipeline/stage-catalog.js';
+import { readTopicOnce } from '../streams/runtime/topic-tail.js';
+import type { HeaderValue, Transport, TransportProducer } from '../streams/runtime/transport.js';
 import { measureHops, type ArticleHops, type HopLatencies } from './freshness-hops.js';
 import {
   ArticleVisibilityProbe,

@@ -30,10 +30,10 @@ import { normalizeArticle, type NormalizeOptions } from '../processors/intake/no
 import { readJsonlArticles } from '../processors/intake/read-jsonl-articles.js';
 import type { ReplayItem } from '../processors/intake/replay-articles.js';
 import type { Article } from '../schemas/records.generated.js';
-import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
-import { createKafkaClient } from '../streams/kafka-client.js';
-import { createKafkaTransport } from '../streams/kafka-transport.js';
-import type { StageName } from '../streams/stage-catalog.js';
+import { createElasticsearchClient } from '../streams/elasticsearch/elasticsearch-client.js';
+import { createKafkaClient } from '../streams/kafka/kafka-client.js';
+import { createKafkaTransport } from '../streams/kafka/kafka-transport.js';
+import type { StageName } from '../streams/pipeline/stage-catalog.js';
 import {
   acquireTestInfrastructure,
   MissingInfrastructureError,

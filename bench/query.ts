@@ -20,7 +20,7 @@
  * Once filled, Elasticsearch's own background merges are let finish, for at most `--settle-minutes`
  * (a query racing a merge for the two cores measures the merge). With `--merge-finished`, every month but the newest is then merged
  * into one segment, as the product's maintenance does once a month is over and quiet
- * (streams/month-compactor.ts); rebuilding one month's HNSW graph (~83k vectors at 1M) took a
+ * (streams/datastore/month-compactor.ts); rebuilding one month's HNSW graph (~83k vectors at 1M) took a
  * quarter of an hour here, so it is not the default.
  *
  * Contenders: the raw kNN, the raw BM25 (`multi_match` `most_fields` over the product's lexical
@@ -49,12 +49,17 @@ import { DAY_MS } from '../processors/query/rank-candidates.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import { parseSearchRequest, type SearchRequest } from '../processors/query/search-request.js';
 import { understandQuestionTime } from '../processors/query/understand-question-time.js';
-import { datastoreNames, monthlyIndex } from '../streams/datastore-templates.js';
-import { LEXICAL_FIELDS, type LexicalRequest, type NearestRequest, type ScoredDocument } from '../streams/datastore.js';
-import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
-import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
-import { Retriever } from '../streams/retrieve.js';
-import { ElasticsearchDatastore } from '../streams/elasticsearch-datastore.js';
+import { datastoreNames, monthlyIndex } from '../streams/elasticsearch/datastore-templates.js';
+import {
+  LEXICAL_FIELDS,
+  type LexicalRequest,
+  type NearestRequest,
+  type ScoredDocument,
+} from '../streams/datastore/datastore.js';
+import { ensureDatastores, monthlyIndices } from '../streams/elasticsearch/datastores.js';
+import { createElasticsearchClient } from '../streams/elasticsearch/elasticsearch-client.js';
+import { Retriever } from '../streams/retrieval/retrieve.js';
+import { ElasticsearchDatastore } from '../streams/elasticsearch/elasticsearch-datastore.js';
 import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
 import { writeBenchResults } from './results.js';
 import { currentEventsArticles, newsVocabulary, SyntheticNews } from './synthetic-news.js';

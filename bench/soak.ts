@@ -38,7 +38,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import type { Transport } from '../streams/transport.js';
+import type { Transport } from '../streams/runtime/transport.js';
 import type { SyntheticStatement } from './synthetic-news.js';
 
 const HEAP_GROWTH_TARGET_MIB = 64;
@@ -218,7 +218,7 @@ async function main(): Promise<number> {
   const indexPrefix = `bench-soak-${runId}`;
   for (const name of Object.keys(process.env))
     if (PRODUCT_SETTINGS.test(name)) Reflect.deleteProperty(process.env, name);
-  // Read when streams/topics.ts is first imported: set before any product module is loaded.
+  // Read when streams/pipeline/topics.ts is first imported: set before any product module is loaded.
   process.env.NEON_TOPIC_PREFIX = topicPrefix;
   process.env.NEON_INDEX_PREFIX = indexPrefix;
 
@@ -232,7 +232,7 @@ async function main(): Promise<number> {
   ] = await Promise.all([
     import('../bin/commands/product-config.js'),
     import('../bin/commands/product-runtime.js'),
-    import('../streams/article-publisher.js'),
+    import('../streams/pipeline/article-publisher.js'),
     import('../processors/intake/normalize-article.js'),
     import('./synthetic-news.js'),
     import('./results.js'),
@@ -296,9 +296,9 @@ async function main(): Promise<number> {
         await Promise.all([
           import('../bin/commands/cluster-transport.js'),
           import('../bin/commands/cluster-services.js'),
-          import('../streams/elasticsearch-datastore.js'),
+          import('../streams/elasticsearch/elasticsearch-datastore.js'),
           import('./pipeline-cluster.js'),
-          import('../streams/kafka-client.js'),
+          import('../streams/kafka/kafka-client.js'),
         ]);
       const { transport, brokers } = await clusterTransport('bench-soak', process.env, 'all');
       producer = transport.producer();
@@ -333,8 +333,8 @@ async function main(): Promise<number> {
       });
     } else {
       const [{ createEmbeddedTransport }, { EmbeddedDatastore }] = await Promise.all([
-        import('../streams/embedded-transport.js'),
-        import('../streams/embedded-datastore.js'),
+        import('../streams/embedded/embedded-transport.js'),
+        import('../streams/embedded/embedded-datastore.js'),
       ]);
       const transport = createEmbeddedTransport();
       producer = transport.producer();

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   ] = await Promise.all([
     import('../streams/llm/openai-chat-model.js'),
     import('../processors/query/search-request.js'),
-    import('../streams/answer-question.js'),
+    import('../streams/retrieval/answer-question.js'),
     import('./dev-data.js'),
     import('./llm-judge.js'),
     import('./realtimeqa-data.js'),

@@ -40,10 +40,10 @@ import {
   understandQuestionTime,
   type QuestionTimeIntent,
 } from '../processors/query/understand-question-time.js';
-import { datastoreNames, monthlyIndex, type DatastoreKind } from '../streams/datastore-templates.js';
+import { datastoreNames, monthlyIndex, type DatastoreKind } from '../streams/elasticsearch/datastore-templates.js';
 import type { Article } from '../schemas/records.generated.js';
-import { Retriever } from '../streams/retrieve.js';
-import { EmbeddedDatastore } from '../streams/embedded-datastore.js';
+import { Retriever } from '../streams/retrieval/retrieve.js';
+import { EmbeddedDatastore } from '../streams/embedded/embedded-datastore.js';
 import { markChunkDedupe } from './process-articles.js';
 
 const { values: args } = parseArgs({ options: { k: { type: 'string', default: '10' } } });

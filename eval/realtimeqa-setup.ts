@@ -16,13 +16,13 @@ import { chunkDocument, interactionDocument, interactionEmbeddingText } from '..
 import { canonicalUrl } from '../processors/intake/canonical-url.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import type { Store } from '../processors/query/search-request.js';
-import { datastoreNames, monthlyIndex, type DatastoreKind } from '../streams/datastore-templates.js';
+import { datastoreNames, monthlyIndex, type DatastoreKind } from '../streams/elasticsearch/datastore-templates.js';
 import { defaultDirectories } from '../schemas/local-infra-config.js';
 import type { Chunk, Interaction } from '../schemas/records.generated.js';
-import { Retriever } from '../streams/retrieve.js';
-import { ensureDatastores, monthlyIndices } from '../streams/datastores.js';
-import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
-import { ElasticsearchDatastore } from '../streams/elasticsearch-datastore.js';
+import { Retriever } from '../streams/retrieval/retrieve.js';
+import { ensureDatastores, monthlyIndices } from '../streams/elasticsearch/datastores.js';
+import { createElasticsearchClient } from '../streams/elasticsearch/elasticsearch-client.js';
+import { ElasticsearchDatastore } from '../streams/elasticsearch/elasticsearch-datastore.js';
 import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
 import { CachedEmbedder, vectorCacheDir } from './cached-embedder.js';
 import { cachedPrepare } from './prepared-chunks-cache.js';

@@ -1,6 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs';
 import type { KafkaSecurity } from '../schemas/connection-config.js';
-import { kafkaSecurityConfig } from '../streams/kafka-client.js';
+import { kafkaSecurityConfig } from '../streams/kafka/kafka-client.js';
 
 /**
  * Readiness probes shared by the launchers, the CLI and the test harness. Both answer "is it

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { logLevel } from 'kafkajs';
-import { createElasticsearchClient } from '../streams/elasticsearch-client.js';
-import { createKafkaClient } from '../streams/kafka-client.js';
+import { createElasticsearchClient } from '../streams/elasticsearch/elasticsearch-client.js';
+import { createKafkaClient } from '../streams/kafka/kafka-client.js';
 
 /**
  * A round trip through both services — one record through a fresh topic, one document through a

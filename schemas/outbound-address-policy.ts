@@ -6,7 +6,7 @@
  *
  * Refused: loopback, private, link-local, unique-local, unspecified, carrier-grade NAT, multicast,
  * reserved and the cloud metadata addresses, also when written as IPv4-mapped or NAT64 IPv6. Only
- * the connector may decide, after DNS resolution and at every redirect hop (streams/guarded-fetch);
+ * the connector may decide, after DNS resolution and at every redirect hop (streams/http/guarded-fetch);
  * this module is the pure rule it applies. An operator names what may be reached anyway in
  * `NEON_FETCH_ALLOW`: host names (`feeds.intranet`, `.corp.example` for a domain and its subdomains),
  * addresses and CIDR ranges (`10.20.0.0/16`, `fd12::/16`).

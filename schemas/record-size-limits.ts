@@ -3,7 +3,7 @@
  * `max.message.bytes` (by default the broker's `message.max.bytes`, about 1 MiB) with
  * MESSAGE_TOO_LARGE, and no retry will ever change that; so the product sets the limit on its
  * topics itself, bounds what intake accepts so the largest stage output fits, and dead-letters as
- * `record_too_large` the rare record that still does not (streams/kafka-sink).
+ * `record_too_large` the rare record that still does not (streams/kafka/kafka-sink).
  *
  * The largest output is markup's MarkedArticle, which carries the article's text twice (the text and
  * the marked text, `&`, `<`, `>` escaped and every mention wrapped in `<e>…</e>`), plus each

@@ -1,13 +1,13 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import { histogram } from '../streams/metrics.js';
+import { histogram } from '../streams/telemetry/metrics.js';
 import type { ChatModel } from '../processors/extract/chat-model.js';
-import type { SpikeFeed } from '../streams/spike-feed.js';
+import type { SpikeFeed } from '../streams/views/spike-feed.js';
 import { BearerTokens } from '../processors/access/bearer-tokens.js';
 import { registerQueryRoutes } from './query-routes.js';
 import { perMinuteLimiter } from '../processors/access/rate-limiter.js';
 import { isLoopbackAddress, refuseForeignHosts } from './loopback-host.js';
-import type { Retriever } from '../streams/retrieve.js';
+import type { Retriever } from '../streams/retrieval/retrieve.js';
 import { registerSpikeRoutes } from './spike-routes.js';
 import type { ApiAccess } from './api-access.js';
 import { registerExtractionRoutes, type ExtractionRoutesOptions } from './extraction-routes.js';

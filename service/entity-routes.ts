@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { DirectoryEntity, EntityDirectory } from '../processors/query/entity-directory.js';
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
 import { failedRetrieval } from './query-routes.js';
-import type { Retriever } from '../streams/retrieve.js';
+import type { Retriever } from '../streams/retrieval/retrieve.js';
 
 export interface EntityRoutesOptions extends ApiAccess {
   directory: EntityDirectory;

@@ -19,10 +19,10 @@ import {
   type SearchRequest,
 } from '../processors/query/search-request.js';
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
-import { answerQuestion } from '../streams/answer-question.js';
+import { answerQuestion } from '../streams/retrieval/answer-question.js';
 import { openApiDocument } from './openapi.js';
-import { DatastoreUnavailable, EmbeddingModelMismatch, RetrievalTimeout } from '../streams/datastore.js';
-import type { Retriever } from '../streams/retrieve.js';
+import { DatastoreUnavailable, EmbeddingModelMismatch, RetrievalTimeout } from '../streams/datastore/datastore.js';
+import type { Retriever } from '../streams/retrieval/retrieve.js';
 
 export interface QueryRoutesOptions extends ApiAccess {
   retriever: Retriever;

@@ -19,7 +19,7 @@ import { z } from 'zod';
 import type { SpikeEvent } from '../processors/spikes/spike-book.js';
 import { alertJson, episodeJson } from '../processors/spikes/alert-view.js';
 import { digestJson, storyJson } from '../processors/spikes/digest-view.js';
-import type { SpikeFeed } from '../streams/spike-feed.js';
+import type { SpikeFeed } from '../streams/views/spike-feed.js';
 import { guardScope, sendApiError as sendError, type ApiAccess } from './api-access.js';
 
 export interface SpikeRoutesOptions extends ApiAccess {

@@ -10,12 +10,12 @@ import {
 import { FUSION_MODES } from '../../processors/query/fuse-rankings.js';
 import { spellDate } from '../../processors/query/reformulate-query.js';
 import { chatModelFromEnv } from '../../streams/llm/openai-chat-model.js';
-import { answerQuestion, type AnswerResult } from '../../streams/answer-question.js';
+import { answerQuestion, type AnswerResult } from '../../streams/retrieval/answer-question.js';
 import type { SearchRequest } from '../../processors/query/search-request.js';
 import { callService, findService } from './service-client.js';
-import { Retriever } from '../../streams/retrieve.js';
-import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
-import { followRegistryLinker } from '../../streams/registry-linker.js';
+import { Retriever } from '../../streams/retrieval/retrieve.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
+import { followRegistryLinker } from '../../streams/views/registry-linker.js';
 import { clusterElasticsearch, configuredEmbedder, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 import { printable } from './terminal-text.js';

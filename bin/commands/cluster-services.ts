@@ -11,7 +11,10 @@ import {
   type ElasticsearchConnection,
 } from '../../schemas/connection-config.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
-import { createElasticsearchClient, type ElasticsearchClient } from '../../streams/elasticsearch-client.js';
+import {
+  createElasticsearchClient,
+  type ElasticsearchClient,
+} from '../../streams/elasticsearch/elasticsearch-client.js';
 
 /**
  * The Elasticsearch a command talks to: `ES_URL` (with `ES_API_KEY` or `ES_USERNAME`/`ES_PASSWORD`)

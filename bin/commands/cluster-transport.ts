@@ -1,10 +1,10 @@
 import { kafkaBrokersSchema, kafkaSecurityFromEnv } from '../../schemas/connection-config.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { localEndpoints } from '../../infra/local-infrastructure.js';
-import { createKafkaClient, logLevel } from '../../streams/kafka-client.js';
-import { createKafkaTransport } from '../../streams/kafka-transport.js';
-import { localTopicSpecs } from '../../streams/topics.js';
-import type { Transport } from '../../streams/transport.js';
+import { createKafkaClient, logLevel } from '../../streams/kafka/kafka-client.js';
+import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
+import { localTopicSpecs } from '../../streams/pipeline/topics.js';
+import type { Transport } from '../../streams/runtime/transport.js';
 
 /**
  * The Kafka a command talks to: `KAFKA_BROKERS` (with `KAFKA_TLS`, `KAFKA_CA_FILE` and SASL

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
 import type { EntityDirectory } from '../../processors/query/entity-directory.js';
-import { Retriever, type RetrievedItem } from '../../streams/retrieve.js';
-import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
-import { followRegistryLinker } from '../../streams/registry-linker.js';
+import { Retriever, type RetrievedItem } from '../../streams/retrieval/retrieve.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
+import { followRegistryLinker } from '../../streams/views/registry-linker.js';
 import { clusterElasticsearch, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 import { formatTable } from './format-table.js';

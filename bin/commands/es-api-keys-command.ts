@@ -9,8 +9,8 @@ import {
   createApiKey,
   elasticsearchRefusal,
   invalidateApiKeys,
-} from '../../streams/elasticsearch-api-keys.js';
-import type { ElasticsearchClient } from '../../streams/elasticsearch-client.js';
+} from '../../streams/elasticsearch/elasticsearch-api-keys.js';
+import type { ElasticsearchClient } from '../../streams/elasticsearch/elasticsearch-client.js';
 import { clusterElasticsearch, indexPrefix } from './cluster-services.js';
 
 interface CreatedKey {

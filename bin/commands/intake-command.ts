@@ -11,14 +11,14 @@ import {
 import { JsonFileFeedStateStore } from '../../processors/intake/feed-state-store.js';
 import { UsageError } from '../../infra/cli-errors.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
-import { TransportArticlePublisher } from '../../streams/article-publisher.js';
-import { guardedFetchFromEnv } from '../../streams/guarded-fetch.js';
-import { untilSignalled } from '../../streams/stop-on-signals.js';
-import { TOPICS } from '../../streams/topics.js';
+import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { guardedFetchFromEnv } from '../../streams/http/guarded-fetch.js';
+import { untilSignalled } from '../../streams/runtime/stop-on-signals.js';
+import { TOPICS } from '../../streams/pipeline/topics.js';
 import { clusterTransport } from './cluster-transport.js';
-import { healthFrom } from '../../streams/health-checks.js';
-import { createMetricsRegistry } from '../../streams/metrics.js';
-import { startMetricsServer } from '../../streams/metrics-server.js';
+import { healthFrom } from '../../streams/telemetry/health-checks.js';
+import { createMetricsRegistry } from '../../streams/telemetry/metrics.js';
+import { startMetricsServer } from '../../streams/telemetry/metrics-server.js';
 import { parsePort } from './parse-port.js';
 
 /** A feed list file: YAML or JSON, `feeds: [{ url, interval_seconds, source? }]` (or a bare list). */

@@ -116,7 +116,7 @@ export interface LiveFeedsOptions {
   once?: boolean;
   /** What the publisher has sent so far, for the status. */
   counters: () => { published: number; rejected: number };
-  /** The guarded fetch (streams/guarded-fetch): feeds name the pages fetched. */
+  /** The guarded fetch (streams/http/guarded-fetch): feeds name the pages fetched. */
   fetch: typeof globalThis.fetch;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }

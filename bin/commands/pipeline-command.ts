@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
-import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
-import { parseStageList, STAGE_CATALOG } from '../../streams/stage-catalog.js';
-import { untilSignalled } from '../../streams/stop-on-signals.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
+import { parseStageList, STAGE_CATALOG } from '../../streams/pipeline/stage-catalog.js';
+import { untilSignalled } from '../../streams/runtime/stop-on-signals.js';
 import { clusterElasticsearch, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 import { loadProductConfig } from './product-config.js';

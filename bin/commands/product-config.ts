@@ -6,7 +6,7 @@ import { alertBudgetFromEnv, spikeConfigFromEnv, type SpikeConfig } from '../../
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '../../schemas/local-infra-config.js';
 import { parseFetchAllowList, type FetchAllowList } from '../../schemas/outbound-address-policy.js';
-import { TOPIC_PREFIX_PATTERN } from '../../streams/topics.js';
+import { TOPIC_PREFIX_PATTERN } from '../../streams/pipeline/topics.js';
 
 /** Everything the processing reads from the environment, validated together. */
 export interface ProductConfig {

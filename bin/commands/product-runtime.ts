@@ -8,16 +8,16 @@ import type { ArticlePublisher } from '../../processors/intake/article-input.js'
 import { redactUrl } from '../../schemas/connection-config.js';
 import { startApiServer, type ApiServer } from '../../service/api-server.js';
 import type { FeedStatus, StatusDocument } from '../../service/status-routes.js';
-import type { Datastore } from '../../streams/datastore.js';
-import { createMetricsRegistry } from '../../streams/metrics.js';
-import { healthFrom } from '../../streams/health-checks.js';
-import { startMetricsServer, type HealthReport, type MetricsServer } from '../../streams/metrics-server.js';
-import { MonthCompactor } from '../../streams/month-compactor.js';
-import { startNeonPipeline, type NeonPipeline } from '../../streams/neon-pipeline.js';
-import type { StageLogger } from '../../streams/run-stage.js';
-import { STAGE_NAMES, stageDescriptor, type StageName } from '../../streams/stage-catalog.js';
-import { TOPICS } from '../../streams/topics.js';
-import type { Transport } from '../../streams/transport.js';
+import type { Datastore } from '../../streams/datastore/datastore.js';
+import { createMetricsRegistry } from '../../streams/telemetry/metrics.js';
+import { healthFrom } from '../../streams/telemetry/health-checks.js';
+import { startMetricsServer, type HealthReport, type MetricsServer } from '../../streams/telemetry/metrics-server.js';
+import { MonthCompactor } from '../../streams/datastore/month-compactor.js';
+import { startNeonPipeline, type NeonPipeline } from '../../streams/pipeline/neon-pipeline.js';
+import type { StageLogger } from '../../streams/runtime/run-stage.js';
+import { STAGE_NAMES, stageDescriptor, type StageName } from '../../streams/pipeline/stage-catalog.js';
+import { TOPICS } from '../../streams/pipeline/topics.js';
+import type { Transport } from '../../streams/runtime/transport.js';
 import type { ProductConfig } from './product-config.js';
 
 /** How often retention and month merging run (a month is merged after a whole interval without writes). */

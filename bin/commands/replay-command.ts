@@ -6,7 +6,7 @@ import { loadRealtimeQaDocs } from '../../processors/intake/load-realtimeqa.js';
 import { loadWikinews } from '../../processors/intake/load-wikinews.js';
 import { loadWikipediaCurrentEventsReplay } from '../../processors/intake/load-wikipedia-current-events.js';
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
-import { TransportArticlePublisher } from '../../streams/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
 import { UsageError } from '../../infra/cli-errors.js';
 import { redactUrl } from '../../schemas/connection-config.js';
 import { clusterTransport } from './cluster-transport.js';
@@ -14,7 +14,7 @@ import { countProgress } from './count-progress.js';
 import { ServiceArticlePublisher } from './service-article-publisher.js';
 import { findService } from './service-client.js';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
-import type { Transport } from '../../streams/transport.js';
+import type { Transport } from '../../streams/runtime/transport.js';
 
 const FORMATS = ['auto', 'jsonl', 'realtimeqa', 'wikinews', 'wikipedia'] as const;
 type Format = (typeof FORMATS)[number];

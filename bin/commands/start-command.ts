@@ -8,14 +8,14 @@ import {
   upLocalInfrastructure,
 } from '../../infra/local-infrastructure.js';
 import { loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
-import { createGuardedFetch } from '../../streams/guarded-fetch.js';
-import { TransportArticlePublisher } from '../../streams/article-publisher.js';
-import type { Datastore } from '../../streams/datastore.js';
-import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
-import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
-import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
-import { untilSignalled } from '../../streams/stop-on-signals.js';
-import type { Transport } from '../../streams/transport.js';
+import { createGuardedFetch } from '../../streams/http/guarded-fetch.js';
+import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import type { Datastore } from '../../streams/datastore/datastore.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
+import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
+import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
+import { untilSignalled } from '../../streams/runtime/stop-on-signals.js';
+import type { Transport } from '../../streams/runtime/transport.js';
 import { clusterElasticsearch, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 import { describeRuntime } from './describe-runtime.js';

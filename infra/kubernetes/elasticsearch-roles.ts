@@ -1,4 +1,4 @@
-import { datastoreNames, type DatastoreKind } from '../../streams/datastore-templates.js';
+import { datastoreNames, type DatastoreKind } from '../../streams/elasticsearch/datastore-templates.js';
 
 /** An Elasticsearch role descriptor, as `POST /_security/api_key` takes it. */
 export interface RoleDescriptor {

@@ -3,8 +3,8 @@ import {
   STAGE_CATALOG,
   TAIL_GROUP_PREFIX,
   type ProcessDescriptor,
-} from '../../streams/stage-catalog.js';
-import { localTopicSpecs, NAME_PREFIX, TOPICS } from '../../streams/topics.js';
+} from '../../streams/pipeline/stage-catalog.js';
+import { localTopicSpecs, NAME_PREFIX, TOPICS } from '../../streams/pipeline/topics.js';
 import {
   KAFKA_CLUSTER,
   KEDA_KAFKA_USER,

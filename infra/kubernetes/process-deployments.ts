@@ -1,5 +1,5 @@
-import { DEPLOYED_PROCESSES, type ProcessDescriptor } from '../../streams/stage-catalog.js';
-import { SHUTDOWN_BUDGET_MS } from '../../streams/stop-on-signals.js';
+import { DEPLOYED_PROCESSES, type ProcessDescriptor } from '../../streams/pipeline/stage-catalog.js';
+import { SHUTDOWN_BUDGET_MS } from '../../streams/runtime/stop-on-signals.js';
 import {
   CONFIG_MAPS,
   ELASTICSEARCH_CA_SECRET,

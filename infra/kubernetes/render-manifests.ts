@@ -7,8 +7,8 @@ import { grafanaDashboard, metricsService, prometheusRule, serviceMonitor } from
 import { processManifests } from './process-deployments.js';
 
 /**
- * The parts of k8s/base that follow from the code — topics from streams/topics.ts, users and ACLs
- * and Deployments from streams/stage-catalog.ts, alerts and the dashboard from the metric names —
+ * The parts of k8s/base that follow from the code — topics from streams/pipeline/topics.ts, users and ACLs
+ * and Deployments from streams/pipeline/stage-catalog.ts, alerts and the dashboard from the metric names —
  * are rendered here, so they cannot drift from it: `npm run k8s:generate` writes them, and a test
  * fails when the committed files differ from what this renders.
  */
@@ -24,11 +24,17 @@ function yamlDocuments(manifests: Manifest[], source: string): string {
 
 export function renderedFiles(): Map<string, string> {
   return new Map([
-    ['kafka-topics.yaml', yamlDocuments(kafkaTopics(), 'streams/topics.ts (infra/kubernetes/kafka-resources.ts)')],
-    ['kafka-users.yaml', yamlDocuments(kafkaUsers(), 'streams/stage-catalog.ts (infra/kubernetes/kafka-resources.ts)')],
+    [
+      'kafka-topics.yaml',
+      yamlDocuments(kafkaTopics(), 'streams/pipeline/topics.ts (infra/kubernetes/kafka-resources.ts)'),
+    ],
+    [
+      'kafka-users.yaml',
+      yamlDocuments(kafkaUsers(), 'streams/pipeline/stage-catalog.ts (infra/kubernetes/kafka-resources.ts)'),
+    ],
     [
       'processes.yaml',
-      yamlDocuments(processManifests(), 'streams/stage-catalog.ts (infra/kubernetes/process-deployments.ts)'),
+      yamlDocuments(processManifests(), 'streams/pipeline/stage-catalog.ts (infra/kubernetes/process-deployments.ts)'),
     ],
     [
       'monitoring.yaml',

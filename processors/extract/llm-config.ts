@@ -76,7 +76,7 @@ export interface RetryPolicy {
 
 export const OPENAI_CHAT_URL = 'https://api.openai.com/v1';
 export const DEFAULT_OPENAI_CHAT_MODEL = 'gpt-4o-mini';
-/** The consumer session of `streams/kafka-transport.ts`: one attempt must end well within it. */
+/** The consumer session of `streams/kafka/kafka-transport.ts`: one attempt must end well within it. */
 export const KAFKA_SESSION_TIMEOUT_MS = 30_000;
 
 export const LLM_DEFAULTS = {

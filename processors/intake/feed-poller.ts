@@ -15,7 +15,7 @@
  * PollReport and grow the feed's backoff. A feed or page on an address the outbound policy refuses
  * (loopback, private, link-local, metadata…: see schemas/outbound-address-policy) is never fetched:
  * the feed's poll fails with `address_refused`, an entry whose page it is is dead-lettered with
- * `address_refused`; the check itself is the injected fetch's (streams/guarded-fetch). An entry too short to stand alone whose article page fails
+ * `address_refused`; the check itself is the injected fetch's (streams/http/guarded-fetch). An entry too short to stand alone whose article page fails
  * transiently is left for the next poll instead of being dead-lettered as `no_text`; if it leaves
  * the feed before its page ever loads, it is gone (the poll reports every deferral).
  *
@@ -102,7 +102,7 @@ export interface FeedPollerOptions {
   now?: () => number;
   /**
    * Feeds and the pages their entries link to are named by outside content: give the guarded fetch
-   * (streams/guarded-fetch), which refuses internal addresses after resolution and at every
+   * (streams/http/guarded-fetch), which refuses internal addresses after resolution and at every
    * redirect. A plain fetch only where every URL is trusted.
    */
   fetch: typeof globalThis.fetch;

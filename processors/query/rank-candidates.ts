@@ -1,7 +1,7 @@
 /**
  * The retrieval strategies of the seed papers, as pure functions over candidates that carry a fused
  * relevance (dense similarity and BM25, see `fuse-rankings.ts`; the search that fetches them is in
- * `streams/retrieve.ts`):
+ * `streams/retrieval/retrieve.ts`):
  *
  * - **temporal** (NEON §2.2): the top-k whose day equals t_q's day; when fewer than k, widened ring
  *   by ring to ±r days (closest day first, then relevance);

@@ -12,7 +12,7 @@
  * (replay protection). 2xx is delivered; 408, 429 and 5xx and network errors are retried with
  * jittered exponential backoff (honouring Retry-After); other 4xx are refused for good, and so is an
  * endpoint on an address the outbound policy refuses (`address_refused: …`, see
- * schemas/outbound-address-policy): the fetch given is the guarded one of streams/guarded-fetch.
+ * schemas/outbound-address-policy): the fetch given is the guarded one of streams/http/guarded-fetch.
  */
 import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

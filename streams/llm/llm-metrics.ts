@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { counter, gauge, histogram } from '../metrics.js';
+import { counter, gauge, histogram } from '../telemetry/metrics.js';
 import type { ChatModelErrorCode } from '../../processors/extract/chat-model.js';
 import type { CacheLayer } from '../../processors/extract/response-cache.js';
 

@@ -1,11 +1,11 @@
 import { chunkArticle, resolveChunkOptions, type ChunkOptions } from '../../processors/chunk/chunk-article.js';
 import type { MarkedArticle } from '../../schemas/records.generated.js';
-import { KafkaSink } from '../kafka-sink.js';
-import { stageDecoder, topicRecord } from '../record-codec.js';
-import { startStage, type RunningStage, type StageOutput } from '../run-stage.js';
-import type { Transport } from '../transport.js';
-import { refusedAs } from './state-topic.js';
-import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
+import { KafkaSink } from '../kafka/kafka-sink.js';
+import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
+import { startStage, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
+import type { Transport } from '../runtime/transport.js';
+import { refusedAs } from '../runtime/state-topic.js';
+import { pipelineTopics, type StageBindingOptions } from '../pipeline/pipeline-topics.js';
 
 /**
  * `news.marked` → m-sentence windows → `news.chunks`, keyed by article id (so an article's chunks

@@ -1,12 +1,12 @@
 import { NearDuplicateFilter, type DedupeOptions } from '../../processors/dedupe/drop-near-duplicates.js';
 import type { Chunk, Mention } from '../../schemas/records.generated.js';
-import { KafkaSink } from '../kafka-sink.js';
-import { stageDecoder, topicRecord } from '../record-codec.js';
-import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
-import { StageError } from '../stage-error.js';
-import type { Transport } from '../transport.js';
-import { followStateTopic, stageWithTails } from './state-topic.js';
-import { pipelineTopics, type PipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
+import { KafkaSink } from '../kafka/kafka-sink.js';
+import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
+import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
+import { StageError } from '../runtime/stage-error.js';
+import type { Transport } from '../runtime/transport.js';
+import { followStateTopic, stageWithTails } from '../runtime/state-topic.js';
+import { pipelineTopics, type PipelineTopics, type StageBindingOptions } from '../pipeline/pipeline-topics.js';
 
 export interface DedupeStage extends RunningStage {
   readonly filter: NearDuplicateFilter;

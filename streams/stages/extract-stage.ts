@@ -12,15 +12,15 @@ import { PairBatches, type PairBatch, type PairBatchOptions } from '../../proces
 import { PairSelector, type PairSelectionOptions } from '../../processors/extract/pair-selection.js';
 import { RecentInteractions } from '../../processors/extract/recent-interactions.js';
 import type { Chunk, ChunkEntity, Interaction, InteractionVariant } from '../../schemas/records.generated.js';
-import { KafkaSink } from '../kafka-sink.js';
-import { counter } from '../metrics.js';
-import { stageDecoder, topicRecord } from '../record-codec.js';
-import { startStage, type RunningStage, type StageOutput } from '../run-stage.js';
-import type { Sink } from '../sink.js';
-import { StageError } from '../stage-error.js';
-import { TOPICS } from '../topics.js';
-import type { Transport } from '../transport.js';
-import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
+import { KafkaSink } from '../kafka/kafka-sink.js';
+import { counter } from '../telemetry/metrics.js';
+import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
+import { startStage, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
+import type { Sink } from '../runtime/sink.js';
+import { StageError } from '../runtime/stage-error.js';
+import { TOPICS } from '../pipeline/topics.js';
+import type { Transport } from '../runtime/transport.js';
+import { pipelineTopics, type StageBindingOptions } from '../pipeline/pipeline-topics.js';
 
 export interface ExtractStageOptions extends StageBindingOptions {
   extractor: InteractionExtractor;

@@ -5,18 +5,18 @@ import {
   interactionEmbeddingText,
 } from '../../processors/index/index-documents.js';
 import type { Chunk, Interaction, RecordName, RecordTypes } from '../../schemas/records.generated.js';
-import { datastoreNames, monthlyIndex, type DatastoreKind } from '../datastore-templates.js';
+import { datastoreNames, monthlyIndex, type DatastoreKind } from '../elasticsearch/datastore-templates.js';
 import type { Registry } from 'prom-client';
-import type { Datastore, DatastoreWriterOptions, IndexRequest } from '../datastore.js';
-import { FRESHNESS_METRIC, histogram } from '../metrics.js';
-import type { Sink } from '../sink.js';
-import { EmbeddingBatcher } from '../embedding-batcher.js';
-import { stageDecoder } from '../record-codec.js';
-import { startStage, stderrLogger, type RunningStage } from '../run-stage.js';
-import { StageError } from '../stage-error.js';
-import { TOPICS } from '../topics.js';
-import type { Transport } from '../transport.js';
-import type { StageBindingOptions } from './pipeline-topics.js';
+import type { Datastore, DatastoreWriterOptions, IndexRequest } from '../datastore/datastore.js';
+import { FRESHNESS_METRIC, histogram } from '../telemetry/metrics.js';
+import type { Sink } from '../runtime/sink.js';
+import { EmbeddingBatcher } from '../embed/embedding-batcher.js';
+import { stageDecoder } from '../runtime/record-codec.js';
+import { startStage, stderrLogger, type RunningStage } from '../runtime/run-stage.js';
+import { StageError } from '../runtime/stage-error.js';
+import { TOPICS } from '../pipeline/topics.js';
+import type { Transport } from '../runtime/transport.js';
+import type { StageBindingOptions } from '../pipeline/pipeline-topics.js';
 
 export interface IndexStageOptions extends Omit<StageBindingOptions, 'topics'> {
   /** Elasticsearch in cluster mode, the in-process index in the embedded mode. */

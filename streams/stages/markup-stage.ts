@@ -4,13 +4,13 @@ import { markArticle, resolveMarkupOptions, type MarkupOptions } from '../../pro
 import { MarkupWorkerError, MarkupWorkers } from '../../processors/markup/markup-workers.js';
 import { RegistryChangeThrottle } from '../../processors/markup/throttle-registry-changes.js';
 import type { Article, RegistryEntity } from '../../schemas/records.generated.js';
-import { KafkaSink } from '../kafka-sink.js';
-import { stageDecoder, topicRecord } from '../record-codec.js';
-import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
-import { StageError } from '../stage-error.js';
-import type { Transport } from '../transport.js';
-import { followStateTopic, refusedAs, stageWithTails } from './state-topic.js';
-import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
+import { KafkaSink } from '../kafka/kafka-sink.js';
+import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
+import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
+import { StageError } from '../runtime/stage-error.js';
+import type { Transport } from '../runtime/transport.js';
+import { followStateTopic, refusedAs, stageWithTails } from '../runtime/state-topic.js';
+import { pipelineTopics, type StageBindingOptions } from '../pipeline/pipeline-topics.js';
 
 export interface MarkupStage extends RunningStage {
   readonly registry: EntityRegistry;

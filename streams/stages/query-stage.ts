@@ -8,16 +8,16 @@ import {
   type SearchRequest,
 } from '../../processors/query/search-request.js';
 import type { Answer, Query } from '../../schemas/records.generated.js';
-import { answerQuestion } from '../answer-question.js';
-import { RetrievalTimeout } from '../datastore.js';
-import type { Retriever } from '../retrieve.js';
-import { KafkaSink } from '../kafka-sink.js';
-import { stageDecoder, topicRecord } from '../record-codec.js';
-import { startStage, stderrLogger, type RunningStage } from '../run-stage.js';
-import { StageError } from '../stage-error.js';
-import { TOPICS } from '../topics.js';
-import type { Transport } from '../transport.js';
-import type { StageBindingOptions } from './pipeline-topics.js';
+import { answerQuestion } from '../retrieval/answer-question.js';
+import { RetrievalTimeout } from '../datastore/datastore.js';
+import type { Retriever } from '../retrieval/retrieve.js';
+import { KafkaSink } from '../kafka/kafka-sink.js';
+import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
+import { startStage, stderrLogger, type RunningStage } from '../runtime/run-stage.js';
+import { StageError } from '../runtime/stage-error.js';
+import { TOPICS } from '../pipeline/topics.js';
+import type { Transport } from '../runtime/transport.js';
+import type { StageBindingOptions } from '../pipeline/pipeline-topics.js';
 
 export interface QueryStageOptions extends Omit<StageBindingOptions, 'topics'> {
   retriever: Retriever;

@@ -5,17 +5,17 @@ import {
   type SpikeDetectorOptions,
 } from '../../processors/spikes/detect-spikes.js';
 import type { Mention } from '../../schemas/records.generated.js';
-import { KafkaSink, type TopicRecord } from '../kafka-sink.js';
-import { spikeMetrics } from '../spike-metrics.js';
-import { stageDecoder, topicRecord } from '../record-codec.js';
-import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../run-stage.js';
-import type { Sink } from '../sink.js';
-import { StageError } from '../stage-error.js';
-import { tailTopic, type TopicTail } from '../topic-tail.js';
-import { TOPICS } from '../topics.js';
-import type { Transport } from '../transport.js';
-import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
-import { stageWithTails } from './state-topic.js';
+import { KafkaSink, type TopicRecord } from '../kafka/kafka-sink.js';
+import { spikeMetrics } from '../telemetry/spike-metrics.js';
+import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
+import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
+import type { Sink } from '../runtime/sink.js';
+import { StageError } from '../runtime/stage-error.js';
+import { tailTopic, type TopicTail } from '../runtime/topic-tail.js';
+import { TOPICS } from '../pipeline/topics.js';
+import type { Transport } from '../runtime/transport.js';
+import { pipelineTopics, type StageBindingOptions } from '../pipeline/pipeline-topics.js';
+import { stageWithTails } from '../runtime/state-topic.js';
 
 export interface SpikeStage extends RunningStage {
   readonly detector: SpikeDetector;

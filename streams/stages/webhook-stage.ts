@@ -9,12 +9,12 @@ import { alertKey } from '../../processors/spikes/spike-book.js';
 import type { FetchAllowList } from '../../schemas/outbound-address-policy.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
 import { alertJson } from '../../processors/spikes/alert-view.js';
-import { stageDecoder } from '../record-codec.js';
-import { startStage, stderrLogger, type RunningStage } from '../run-stage.js';
-import { createGuardedFetch } from '../guarded-fetch.js';
-import { StageError } from '../stage-error.js';
-import type { Transport } from '../transport.js';
-import { pipelineTopics, type StageBindingOptions } from './pipeline-topics.js';
+import { stageDecoder } from '../runtime/record-codec.js';
+import { startStage, stderrLogger, type RunningStage } from '../runtime/run-stage.js';
+import { createGuardedFetch } from '../http/guarded-fetch.js';
+import { StageError } from '../runtime/stage-error.js';
+import type { Transport } from '../runtime/transport.js';
+import { pipelineTopics, type StageBindingOptions } from '../pipeline/pipeline-topics.js';
 
 export interface WebhookStageOptions extends StageBindingOptions {
   endpoints: readonly WebhookEndpoint[];

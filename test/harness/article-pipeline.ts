@@ -1,14 +1,14 @@
 import type { ChunkOptions } from '../../processors/chunk/chunk-article.js';
 import type { DedupeOptions } from '../../processors/dedupe/drop-near-duplicates.js';
 import type { MarkupOptions } from '../../processors/markup/mark-article.js';
-import type { StageMetrics } from '../../streams/metrics.js';
-import type { StageLogger } from '../../streams/run-stage.js';
-import type { Transport } from '../../streams/transport.js';
+import type { StageMetrics } from '../../streams/telemetry/metrics.js';
+import type { StageLogger } from '../../streams/runtime/run-stage.js';
+import type { Transport } from '../../streams/runtime/transport.js';
 import { startChunkStage } from '../../streams/stages/chunk-stage.js';
 import { startDedupeStage, type DedupeStage } from '../../streams/stages/dedupe-stage.js';
 import { startMarkupStage, type MarkupStage } from '../../streams/stages/markup-stage.js';
-import { pipelineTopics, type PipelineTopics } from '../../streams/stages/pipeline-topics.js';
-import type { RunningStage } from '../../streams/run-stage.js';
+import { pipelineTopics, type PipelineTopics } from '../../streams/pipeline/pipeline-topics.js';
+import type { RunningStage } from '../../streams/runtime/run-stage.js';
 
 export interface ArticlePipelineOptions {
   topics?: Partial<PipelineTopics>;
@@ -33,7 +33,7 @@ export interface ArticlePipeline {
 /**
  * news.articles → markup → news.marked → chunk → news.chunks → dedupe → news.chunks.unique and
  * entity.mentions, as three independent consumer groups on one transport, for the tests of that
- * chain alone (the product starts every stage through streams/neon-pipeline.ts).
+ * chain alone (the product starts every stage through streams/pipeline/neon-pipeline.ts).
  */
 export async function startArticlePipeline(
   transport: Transport,

@@ -1,8 +1,8 @@
 import type { Client } from '@elastic/elasticsearch';
 import { logLevel, Partitioners, type Kafka } from 'kafkajs';
 import { inject } from 'vitest';
-import { createElasticsearchClient } from '../../streams/elasticsearch-client.js';
-import { createKafkaClient } from '../../streams/kafka-client.js';
+import { createElasticsearchClient } from '../../streams/elasticsearch/elasticsearch-client.js';
+import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
 
 /**
  * Clients for the run's broker and node. Kafka is silent: kafkajs logs retried coordinator-loading

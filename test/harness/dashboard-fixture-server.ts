@@ -19,7 +19,7 @@ import { BearerTokens } from '../../processors/access/bearer-tokens.js';
 import { registerDashboardRoutes } from '../../service/dashboard-routes.js';
 import { registerSpikeRoutes } from '../../service/spike-routes.js';
 import { registerStatusRoutes, type StatusDocument } from '../../service/status-routes.js';
-import { hubFeed, SpikeHub } from '../../streams/spike-feed.js';
+import { hubFeed, SpikeHub } from '../../streams/views/spike-feed.js';
 
 const DAY = 86_400_000;
 const day = (iso: string): number => Date.parse(`${iso}T00:00:00Z`);

@@ -7,13 +7,13 @@ import {
   type SearchRequest,
   type SearchRequestInput,
 } from '../../processors/query/search-request.js';
-import { datastoreNames, monthlyIndex } from '../../streams/datastore-templates.js';
+import { datastoreNames, monthlyIndex } from '../../streams/elasticsearch/datastore-templates.js';
 import type { Chunk, Interaction } from '../../schemas/records.generated.js';
-import type { Datastore } from '../../streams/datastore.js';
-import { DatastoreMismatchError } from '../../streams/datastores.js';
-import { MonthCompactor } from '../../streams/month-compactor.js';
-import { StageError } from '../../streams/stage-error.js';
-import { Retriever } from '../../streams/retrieve.js';
+import type { Datastore } from '../../streams/datastore/datastore.js';
+import { DatastoreMismatchError } from '../../streams/elasticsearch/datastores.js';
+import { MonthCompactor } from '../../streams/datastore/month-compactor.js';
+import { StageError } from '../../streams/runtime/stage-error.js';
+import { Retriever } from '../../streams/retrieval/retrieve.js';
 import { EntityLinker } from '../../processors/query/reformulate-query.js';
 import { startApiServer, type ApiServer } from '../../service/api-server.js';
 import { ChatModelError, type ChatModel } from '../../processors/extract/chat-model.js';

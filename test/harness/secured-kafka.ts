@@ -14,10 +14,10 @@ import { kedaAcls, processAcls, type Acl, type AclOperation } from '../../infra/
 import { findFreePorts } from '../../infra/ports.js';
 import { kafkaSecurityFromEnv } from '../../schemas/connection-config.js';
 import { loadLocalInfraConfig, type LocalInfraConfig } from '../../schemas/local-infra-config.js';
-import { createKafkaClient } from '../../streams/kafka-client.js';
-import { createKafkaTransport } from '../../streams/kafka-transport.js';
-import { DEPLOYED_PROCESSES } from '../../streams/stage-catalog.js';
-import { localTopicSpecs } from '../../streams/topics.js';
+import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
+import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
+import { DEPLOYED_PROCESSES } from '../../streams/pipeline/stage-catalog.js';
+import { localTopicSpecs } from '../../streams/pipeline/topics.js';
 
 const run = promisify(execFile);
 // Node sees only some of kafkajs's CommonJS exports as named ones; these come from the module object.

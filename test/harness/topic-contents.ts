@@ -1,7 +1,7 @@
 import { decodeRecord } from '../../schemas/avro-codec.js';
 import type { RecordName, RecordTypes } from '../../schemas/records.generated.js';
-import { readTopicOnce } from '../../streams/topic-tail.js';
-import { headerText, type Transport } from '../../streams/transport.js';
+import { readTopicOnce } from '../../streams/runtime/topic-tail.js';
+import { headerText, type Transport } from '../../streams/runtime/transport.js';
 
 export interface TopicEntry<T> {
   key: string | null;

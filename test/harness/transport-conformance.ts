@@ -8,11 +8,11 @@ import {
   type TopicPartition,
   type Transport,
   type TransportConsumer,
-} from '../../streams/transport.js';
+} from '../../streams/runtime/transport.js';
 
 /**
- * The transport conformance suite: the contract the stage runtime (streams/record-source.ts,
- * streams/run-stage.ts) rests on, asserted the same way on Kafka (integration tier) and on the
+ * The transport conformance suite: the contract the stage runtime (streams/runtime/record-source.ts,
+ * streams/runtime/run-stage.ts) rests on, asserted the same way on Kafka (integration tier) and on the
  * embedded transport (unit tier), so the two cannot drift apart unnoticed. Where an implementation
  * does not model something, its factory says so with the reason, and the suite asserts what that
  * implementation promises instead.

@@ -1,12 +1,12 @@
 import { logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
 import type { Chunk } from '../../schemas/records.generated.js';
-import { createKafkaClient } from '../../streams/kafka-client.js';
-import { createKafkaTransport } from '../../streams/kafka-transport.js';
-import { topicRecord } from '../../streams/record-codec.js';
+import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
+import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
+import { topicRecord } from '../../streams/runtime/record-codec.js';
 import { startDedupeStage, type DedupeStage } from '../../streams/stages/dedupe-stage.js';
-import type { PipelineTopics } from '../../streams/stages/pipeline-topics.js';
-import type { Transport } from '../../streams/transport.js';
+import type { PipelineTopics } from '../../streams/pipeline/pipeline-topics.js';
+import type { Transport } from '../../streams/runtime/transport.js';
 import { freshTopic } from '../harness/fresh-names.js';
 import { committedToEnd, waitUntil } from '../harness/invariants.js';
 import { useLiveClients } from '../harness/live-clients.js';

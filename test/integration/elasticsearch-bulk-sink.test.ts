@@ -6,8 +6,8 @@ import {
   ElasticsearchBulkSink,
   type BulkClient,
   type IndexRequest,
-} from '../../streams/elasticsearch-bulk-sink.js';
-import { StageError } from '../../streams/stage-error.js';
+} from '../../streams/elasticsearch/elasticsearch-bulk-sink.js';
+import { StageError } from '../../streams/runtime/stage-error.js';
 import { testElasticsearch } from '../harness/clients.js';
 import { freshIndex } from '../harness/fresh-names.js';
 

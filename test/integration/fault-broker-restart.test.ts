@@ -6,9 +6,9 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { downLocalInfrastructure, localEndpoints, upLocalInfrastructure } from '../../infra/local-infrastructure.js';
 import { findFreePorts } from '../../infra/ports.js';
 import { loadLocalInfraConfig, type LocalInfraConfig } from '../../schemas/local-infra-config.js';
-import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
-import { createKafkaClient } from '../../streams/kafka-client.js';
-import { createKafkaTransport } from '../../streams/kafka-transport.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
+import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
+import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
 import {
   collectingLogger,
   createScenarioTopics,

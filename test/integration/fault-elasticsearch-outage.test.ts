@@ -1,9 +1,9 @@
 import { logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
-import { createElasticsearchClient } from '../../streams/elasticsearch-client.js';
-import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
-import { createKafkaClient } from '../../streams/kafka-client.js';
-import { createKafkaTransport } from '../../streams/kafka-transport.js';
+import { createElasticsearchClient } from '../../streams/elasticsearch/elasticsearch-client.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
+import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
+import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
 import {
   collectingLogger,
   committedOffset,

@@ -1,9 +1,9 @@
 import { logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
 import { findFreePorts } from '../../infra/ports.js';
-import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
-import { createKafkaClient } from '../../streams/kafka-client.js';
-import { createKafkaTransport } from '../../streams/kafka-transport.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
+import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
+import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
 import { runNeon, type CliRun } from '../harness/cli-process.js';
 import {
   collectingLogger,

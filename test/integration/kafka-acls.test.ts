@@ -10,16 +10,21 @@ import { startProductRuntime, type ProductRuntime } from '../../bin/commands/pro
 import { kafkaUserName, KEDA_KAFKA_USER } from '../../infra/kubernetes/cluster-names.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import type { Query } from '../../schemas/records.generated.js';
-import { TransportArticlePublisher } from '../../streams/article-publisher.js';
-import { DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
-import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
-import { createKafkaTransport } from '../../streams/kafka-transport.js';
-import { topicRecord } from '../../streams/record-codec.js';
-import type { StageProgress } from '../../streams/neon-pipeline.js';
-import { DEPLOYED_PROCESSES, STAGE_CATALOG, stageDescriptor, type StageName } from '../../streams/stage-catalog.js';
-import { stageLag } from '../../streams/stage-lag.js';
-import { TAIL_GROUP_PREFIX, TOPICS } from '../../streams/topics.js';
-import type { Transport } from '../../streams/transport.js';
+import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { DLQ_HEADERS } from '../../streams/runtime/dead-letter-writer.js';
+import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
+import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
+import { topicRecord } from '../../streams/runtime/record-codec.js';
+import type { StageProgress } from '../../streams/pipeline/neon-pipeline.js';
+import {
+  DEPLOYED_PROCESSES,
+  STAGE_CATALOG,
+  stageDescriptor,
+  type StageName,
+} from '../../streams/pipeline/stage-catalog.js';
+import { stageLag } from '../../streams/telemetry/stage-lag.js';
+import { TAIL_GROUP_PREFIX, TOPICS } from '../../streams/pipeline/topics.js';
+import type { Transport } from '../../streams/runtime/transport.js';
 import { NEWS_STORIES } from '../fixtures/news-stories.js';
 import { startSecuredKafka, type SecuredKafka } from '../harness/secured-kafka.js';
 import { readRawTopic, readTopicRecords } from '../harness/topic-contents.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
-import { KafkaSink, type TopicRecord } from '../../streams/kafka-sink.js';
-import { createKafkaTransport } from '../../streams/kafka-transport.js';
-import { startStage } from '../../streams/run-stage.js';
-import type { RawRecord } from '../../streams/transport.js';
+import { DLQ_HEADERS } from '../../streams/runtime/dead-letter-writer.js';
+import { KafkaSink, type TopicRecord } from '../../streams/kafka/kafka-sink.js';
+import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
+import { startStage } from '../../streams/runtime/run-stage.js';
+import type { RawRecord } from '../../streams/runtime/transport.js';
 import { freshTopic } from '../harness/fresh-names.js';
 import { committedToEnd, readTopic, waitUntil } from '../harness/invariants.js';
 import { useLiveClients } from '../harness/live-clients.js';

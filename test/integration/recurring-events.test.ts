@@ -1,4 +1,4 @@
-import { ElasticsearchDatastore } from '../../streams/elasticsearch-datastore.js';
+import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
 import { freshIndex } from '../harness/fresh-names.js';
 import { useLiveClients } from '../harness/live-clients.js';
 import { describeRecurringEvents } from '../harness/recurring-events.js';

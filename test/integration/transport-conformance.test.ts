@@ -1,5 +1,5 @@
 import { ConfigResourceTypes } from 'kafkajs';
-import { createKafkaTransport } from '../../streams/kafka-transport.js';
+import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
 import { testKafka } from '../harness/clients.js';
 import { freshTopic } from '../harness/fresh-names.js';
 import { describeTransportConformance } from '../harness/transport-conformance.js';

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../service/api-server.js';
 import { isLoopbackAddress, isLoopbackHostHeader } from '../../service/loopback-host.js';
-import { hubFeed, SpikeHub } from '../../streams/spike-feed.js';
+import { hubFeed, SpikeHub } from '../../streams/views/spike-feed.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';
 
 /**

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { decodeRecord } from '../../schemas/avro-codec.js';
 import type { RecordName, RecordTypes } from '../../schemas/records.generated.js';
-import { TransportArticlePublisher } from '../../streams/article-publisher.js';
-import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
+import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 import { startArticlePipeline } from '../harness/article-pipeline.js';
-import { localTopicSpecs, TOPICS } from '../../streams/topics.js';
+import { localTopicSpecs, TOPICS } from '../../streams/pipeline/topics.js';
 import { NEWS_STORIES } from '../fixtures/news-stories.js';
 
 const NOW = Date.UTC(2025, 3, 1);

@@ -13,7 +13,7 @@ import {
 } from '../../schemas/avro-codec.js';
 import { avroRegistry, currentSchemaId, currentType, RECORD_NAMES } from '../../schemas/avro-registry.js';
 import type { RecordName, RecordTypes } from '../../schemas/records.generated.js';
-import { STAGE_ERROR_CODES, type StageErrorCode } from '../../streams/stage-error.js';
+import { STAGE_ERROR_CODES, type StageErrorCode } from '../../streams/runtime/stage-error.js';
 import { arbitraryRecord, repairRecord } from './avro-arbitraries.js';
 import { codecError, FIXTURES, fixture, NOW } from './avro-fixtures.js';
 

@@ -8,7 +8,7 @@ import {
   type BulkItemOutcome,
   type BulkRequestOutcome,
   type BulkWriteOp,
-} from '../../streams/classify-bulk-item.js';
+} from '../../streams/elasticsearch/classify-bulk-item.js';
 
 type ItemCase = [status: number, type: string | undefined, op: BulkWriteOp, expected: BulkItemOutcome];
 

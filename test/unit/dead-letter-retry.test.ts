@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEAD_LETTER_TOPIC, DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
-import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
-import { startStage, type StageConfig } from '../../streams/run-stage.js';
-import type { Sink } from '../../streams/sink.js';
-import { StageError } from '../../streams/stage-error.js';
-import type { RawRecord } from '../../streams/transport.js';
+import { DEAD_LETTER_TOPIC, DLQ_HEADERS } from '../../streams/runtime/dead-letter-writer.js';
+import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
+import { startStage, type StageConfig } from '../../streams/runtime/run-stage.js';
+import type { Sink } from '../../streams/runtime/sink.js';
+import { StageError } from '../../streams/runtime/stage-error.js';
+import type { RawRecord } from '../../streams/runtime/transport.js';
 
 /**
  * A dead-letter write that fails during a broker outage is an outage like any sink's: the stage

@@ -13,7 +13,7 @@ import {
 import { Secret } from '../../schemas/connection-config.js';
 import { parseFetchAllowList } from '../../schemas/outbound-address-policy.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
-import { createGuardedFetch } from '../../streams/guarded-fetch.js';
+import { createGuardedFetch } from '../../streams/http/guarded-fetch.js';
 import { FIXTURES } from './avro-fixtures.js';
 
 interface Received {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Embedder, EmbeddingPurpose } from '../../processors/embed/embedder.js';
 import { HashingEmbedder } from '../../processors/embed/hashing-embedder.js';
-import { EmbeddingBatcher } from '../../streams/embedding-batcher.js';
+import { EmbeddingBatcher } from '../../streams/embed/embedding-batcher.js';
 
 /**
  * A vector depends on the text and on what it is embedded as. The index stages' batcher keeps

@@ -1,4 +1,4 @@
-import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
+import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
 import { describeDatastoreConformance } from '../harness/datastore-conformance.js';
 
 describeDatastoreConformance('the embedded datastore', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Embedder } from '../../processors/embed/embedder.js';
-import { EmbeddingBatcher } from '../../streams/embedding-batcher.js';
+import { EmbeddingBatcher } from '../../streams/embed/embedding-batcher.js';
 
 /** An embedder that records its calls, answers after `delayMs`, and can be told to fail once. */
 function recordingEmbedder(callShape?: Embedder['callShape'], delayMs = 5) {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { startProductRuntime } from '../../bin/commands/product-runtime.js';
-import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
-import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
-import { tailTopic } from '../../streams/topic-tail.js';
-import { TAIL_GROUP_PREFIX, TOPICS } from '../../streams/topics.js';
-import type { ConsumerCallbacks, Transport } from '../../streams/transport.js';
+import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
+import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
+import { tailTopic } from '../../streams/runtime/topic-tail.js';
+import { TAIL_GROUP_PREFIX, TOPICS } from '../../streams/pipeline/topics.js';
+import type { ConsumerCallbacks, Transport } from '../../streams/runtime/transport.js';
 
 /**
  * A follower (a topic tail) whose consumer fails for good — on a cluster, a tail group or a topic

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { healthFrom } from '../../streams/health-checks.js';
+import { healthFrom } from '../../streams/telemetry/health-checks.js';
 
 describe('healthFrom', () => {
   it('is live and ready when nothing died and every dependency answers', async () => {

@@ -22,7 +22,7 @@ import {
 } from '../../processors/intake/feed-poller.js';
 import { JsonFileFeedStateStore, MemoryFeedStateStore } from '../../processors/intake/feed-state-store.js';
 import { parseFetchAllowList } from '../../schemas/outbound-address-policy.js';
-import { createGuardedFetch } from '../../streams/guarded-fetch.js';
+import { createGuardedFetch } from '../../streams/http/guarded-fetch.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';
 
 const PARAGRAPH =

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Secret } from '../../schemas/connection-config.js';
-import { kafkaSecurityConfig } from '../../streams/kafka-client.js';
+import { kafkaSecurityConfig } from '../../streams/kafka/kafka-client.js';
 
 describe('kafkaSecurityConfig', () => {
   it('is plaintext without settings', () => {

@@ -1,9 +1,9 @@
 import { KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSProtocolError } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { classifyProducerError } from '../../streams/classify-producer-error.js';
-import { KafkaSink, recordBytes, type TopicRecord } from '../../streams/kafka-sink.js';
-import { StageError } from '../../streams/stage-error.js';
-import type { OutgoingRecord, TransportProducer } from '../../streams/transport.js';
+import { classifyProducerError } from '../../streams/kafka/classify-producer-error.js';
+import { KafkaSink, recordBytes, type TopicRecord } from '../../streams/kafka/kafka-sink.js';
+import { StageError } from '../../streams/runtime/stage-error.js';
+import type { OutgoingRecord, TransportProducer } from '../../streams/runtime/transport.js';
 
 /**
  * A record the broker can never take (MESSAGE_TOO_LARGE) is refused for good, alone: the records

@@ -7,12 +7,12 @@ import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { allExpressions, ALERT_RULES } from '../../infra/kubernetes/observability.js';
 import { serviceRoles } from '../../infra/kubernetes/elasticsearch-roles.js';
 import { staleFiles } from '../../infra/kubernetes/render-manifests.js';
-import { datastoreNames } from '../../streams/datastore-templates.js';
+import { datastoreNames } from '../../streams/elasticsearch/datastore-templates.js';
 import { externalInfrastructureFromEnv, kafkaSecurityFromEnv } from '../../schemas/connection-config.js';
 import { PRODUCT_ENVIRONMENT, environmentVariable } from '../../schemas/product-environment.js';
-import { DEPLOYED_PROCESSES, STAGE_CATALOG, TAIL_GROUP_PREFIX } from '../../streams/stage-catalog.js';
-import { SHUTDOWN_BUDGET_MS } from '../../streams/stop-on-signals.js';
-import { localTopicSpecs, TOPICS } from '../../streams/topics.js';
+import { DEPLOYED_PROCESSES, STAGE_CATALOG, TAIL_GROUP_PREFIX } from '../../streams/pipeline/stage-catalog.js';
+import { SHUTDOWN_BUDGET_MS } from '../../streams/runtime/stop-on-signals.js';
+import { localTopicSpecs, TOPICS } from '../../streams/pipeline/topics.js';
 
 /**
  * The Kubernetes manifests checked against the code they deploy: the schema validation with the

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { entityIdFor } from '../../processors/markup/entity-id.js';
-import { TransportArticlePublisher } from '../../streams/article-publisher.js';
-import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
+import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 import { startMarkupStage } from '../../streams/stages/markup-stage.js';
-import { localTopicSpecs } from '../../streams/topics.js';
+import { localTopicSpecs } from '../../streams/pipeline/topics.js';
 
 const DAY = 86_400_000;
 

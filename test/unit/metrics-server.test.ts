@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMetricsServer, type HealthReport, type MetricsServer } from '../../streams/metrics-server.js';
-import { createMetricsRegistry, stageMetrics } from '../../streams/metrics.js';
+import { startMetricsServer, type HealthReport, type MetricsServer } from '../../streams/telemetry/metrics-server.js';
+import { createMetricsRegistry, stageMetrics } from '../../streams/telemetry/metrics.js';
 
 describe('startMetricsServer', () => {
   let server: MetricsServer;

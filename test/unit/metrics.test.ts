@@ -6,8 +6,8 @@ import {
   PROCESSING_SECONDS_BUCKETS,
   stageMetrics,
   type DiscardReason,
-} from '../../streams/metrics.js';
-import type { StageErrorCode } from '../../streams/stage-error.js';
+} from '../../streams/telemetry/metrics.js';
+import type { StageErrorCode } from '../../streams/runtime/stage-error.js';
 
 async function values(registry: ReturnType<typeof createMetricsRegistry>, name: string) {
   const metric = registry.getSingleMetric(name);

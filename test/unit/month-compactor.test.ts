@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { MonthStats } from '../../streams/datastore.js';
-import { MonthCompactor } from '../../streams/month-compactor.js';
+import type { MonthStats } from '../../streams/datastore/datastore.js';
+import { MonthCompactor } from '../../streams/datastore/month-compactor.js';
 
 const JAN = Date.UTC(2025, 0, 1);
 const FEB = Date.UTC(2025, 1, 1);

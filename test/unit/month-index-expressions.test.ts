@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { datastoreNames, monthIndexExpressions, monthlyIndex } from '../../streams/datastore-templates.js';
+import {
+  datastoreNames,
+  monthIndexExpressions,
+  monthlyIndex,
+} from '../../streams/elasticsearch/datastore-templates.js';
 
 const names = datastoreNames('interactions', 'neon');
 

@@ -3,10 +3,10 @@ import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
 import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { startProductRuntime, type ProductRuntime } from '../../bin/commands/product-runtime.js';
-import { TransportArticlePublisher } from '../../streams/article-publisher.js';
-import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
-import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
-import { STAGE_NAMES } from '../../streams/stage-catalog.js';
+import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
+import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
+import { STAGE_NAMES } from '../../streams/pipeline/stage-catalog.js';
 import { NEWS_STORIES } from '../fixtures/news-stories.js';
 
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { OffsetWatermarks, type InputHandle } from '../../streams/offset-watermarks.js';
+import { OffsetWatermarks, type InputHandle } from '../../streams/runtime/offset-watermarks.js';
 
 const position = (w: OffsetWatermarks, topic = 't', partition = 0): bigint | undefined =>
   w.committable().find((c) => c.topic === topic && c.partition === partition)?.offset;

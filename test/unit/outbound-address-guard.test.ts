@@ -15,7 +15,7 @@ import {
   hostRefusal,
   parseFetchAllowList,
 } from '../../schemas/outbound-address-policy.js';
-import { createGuardedFetch, type HostResolver } from '../../streams/guarded-fetch.js';
+import { createGuardedFetch, type HostResolver } from '../../streams/http/guarded-fetch.js';
 import { runNeon } from '../harness/cli-process.js';
 import { FIXTURES } from './avro-fixtures.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';

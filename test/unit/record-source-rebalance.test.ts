@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createRecordSource, type SourceRecord } from '../../streams/record-source.js';
+import { createRecordSource, type SourceRecord } from '../../streams/runtime/record-source.js';
 import type {
   ConsumerCallbacks,
   RawRecord,
   TopicPartition,
   Transport,
   TransportConsumer,
-} from '../../streams/transport.js';
+} from '../../streams/runtime/transport.js';
 
 /**
  * A rebalance while a record waits at the full in-flight gate. Kafka lets the group rejoin while a

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
-import { KafkaSink } from '../../streams/kafka-sink.js';
-import { createRecordSource, type SourceRecord } from '../../streams/record-source.js';
+import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
+import { KafkaSink } from '../../streams/kafka/kafka-sink.js';
+import { createRecordSource, type SourceRecord } from '../../streams/runtime/record-source.js';
 
 async function transportWith(records: number, partitions = 1) {
   const transport = createEmbeddedTransport();

@@ -1,4 +1,4 @@
-import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
+import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
 import { describeRecurringEvents } from '../harness/recurring-events.js';
 
 describeRecurringEvents('the embedded datastore', async () => {

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { startProductRuntime } from '../../bin/commands/product-runtime.js';
 import { chunkDocument } from '../../processors/index/index-documents.js';
-import { datastoreNames, monthlyIndex } from '../../streams/datastore-templates.js';
+import { datastoreNames, monthlyIndex } from '../../streams/elasticsearch/datastore-templates.js';
 import type { Chunk } from '../../schemas/records.generated.js';
-import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
-import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
+import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
+import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 
 const DAY = 86_400_000;
 

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { interactionDocument } from '../../processors/index/index-documents.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
-import { datastoreNames, monthlyIndex } from '../../streams/datastore-templates.js';
+import { datastoreNames, monthlyIndex } from '../../streams/elasticsearch/datastore-templates.js';
 import type { Interaction } from '../../schemas/records.generated.js';
-import { Retriever } from '../../streams/retrieve.js';
-import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
+import { Retriever } from '../../streams/retrieval/retrieve.js';
+import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
 
 const T = Date.UTC(2025, 0, 10, 12);
 const query: Embedder = {

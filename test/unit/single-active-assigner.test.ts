@@ -1,6 +1,6 @@
 import { AssignerProtocol, type Cluster, type Logger } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { singleActiveAssigner } from '../../streams/single-active-assigner.js';
+import { singleActiveAssigner } from '../../streams/kafka/single-active-assigner.js';
 
 const cluster = {
   findTopicPartitionMetadata: (topic: string) =>

@@ -4,7 +4,7 @@ import { DAY_MS } from '../../processors/spikes/spike-rule.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
 import { BearerTokens } from '../../processors/access/bearer-tokens.js';
 import { registerSpikeRoutes } from '../../service/spike-routes.js';
-import { hubFeed, SpikeHub } from '../../streams/spike-feed.js';
+import { hubFeed, SpikeHub } from '../../streams/views/spike-feed.js';
 import { DAY0 } from './spike-fixtures.js';
 
 function alert(entity: string, state: SpikeAlert['state'], day: number): SpikeAlert {

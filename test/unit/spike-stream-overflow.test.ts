@@ -4,7 +4,7 @@ import type { SpikeEvent } from '../../processors/spikes/spike-book.js';
 import { DAY_MS } from '../../processors/spikes/spike-rule.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
 import { registerSpikeRoutes } from '../../service/spike-routes.js';
-import { hubFeed, SpikeHub, type SpikeFeed } from '../../streams/spike-feed.js';
+import { hubFeed, SpikeHub, type SpikeFeed } from '../../streams/views/spike-feed.js';
 import { DAY0 } from './spike-fixtures.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseStageList, STAGE_CATALOG, STAGE_NAMES } from '../../streams/stage-catalog.js';
-import { TOPICS } from '../../streams/topics.js';
+import { parseStageList, STAGE_CATALOG, STAGE_NAMES } from '../../streams/pipeline/stage-catalog.js';
+import { TOPICS } from '../../streams/pipeline/topics.js';
 
 describe('stage catalog', () => {
   it('names every stage once, each in its own consumer group', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { STAGE_CATALOG } from '../../streams/stage-catalog.js';
-import { stageLag } from '../../streams/stage-lag.js';
-import type { Transport } from '../../streams/transport.js';
+import { STAGE_CATALOG } from '../../streams/pipeline/stage-catalog.js';
+import { stageLag } from '../../streams/telemetry/stage-lag.js';
+import type { Transport } from '../../streams/runtime/transport.js';
 
 describe('stageLag', () => {
   it('is never negative: a group that committed past the end read a moment before lags by 0, not less', async () => {

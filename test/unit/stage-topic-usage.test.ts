@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { startProductRuntime, type ProductRuntime } from '../../bin/commands/product-runtime.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
-import { TransportArticlePublisher } from '../../streams/article-publisher.js';
-import { EmbeddedDatastore } from '../../streams/embedded-datastore.js';
-import { createEmbeddedTransport, EmbeddedBroker } from '../../streams/embedded-transport.js';
-import { INTAKE_PROCESS, STAGE_CATALOG, type StageName } from '../../streams/stage-catalog.js';
-import { TAIL_GROUP_PREFIX, TOPICS } from '../../streams/topics.js';
-import type { Transport } from '../../streams/transport.js';
+import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
+import { createEmbeddedTransport, EmbeddedBroker } from '../../streams/embedded/embedded-transport.js';
+import { INTAKE_PROCESS, STAGE_CATALOG, type StageName } from '../../streams/pipeline/stage-catalog.js';
+import { TAIL_GROUP_PREFIX, TOPICS } from '../../streams/pipeline/topics.js';
+import type { Transport } from '../../streams/runtime/transport.js';
 import { NEWS_STORIES } from '../fixtures/news-stories.js';
 
 /**

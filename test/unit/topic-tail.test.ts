@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { IntakeRejection } from '../../processors/intake/article-input.js';
-import { TransportArticlePublisher, DLQ_ORIGIN_HEADER } from '../../streams/article-publisher.js';
-import { DLQ_HEADERS } from '../../streams/dead-letter-writer.js';
-import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
-import { tailTopic } from '../../streams/topic-tail.js';
-import { headerText } from '../../streams/transport.js';
+import { TransportArticlePublisher, DLQ_ORIGIN_HEADER } from '../../streams/pipeline/article-publisher.js';
+import { DLQ_HEADERS } from '../../streams/runtime/dead-letter-writer.js';
+import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
+import { tailTopic } from '../../streams/runtime/topic-tail.js';
+import { headerText } from '../../streams/runtime/transport.js';
 import { decodeRecord } from '../../schemas/avro-codec.js';
 import { FIXTURES } from './avro-fixtures.js';
 

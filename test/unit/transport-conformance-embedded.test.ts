@@ -1,4 +1,4 @@
-import { createEmbeddedTransport } from '../../streams/embedded-transport.js';
+import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 import { freshTopic } from '../harness/fresh-names.js';
 import { describeTransportConformance } from '../harness/transport-conformance.js';
 

@@ -1,0 +1,216 @@
+/**
+ * What the index stages and the query service need from the datastores. Two
+ * implementations behind this one interface, like the two transports: Elasticsearch for cluster
+ * mode (`elasticsearch-datastore.ts`) and an in-process index for the embedded mode
+ * (`embedded-datastore.ts`). The same conformance tests run against both
+ * (`test/harness/datastore-conformance.ts`), so a strategy means the same thing on either.
+ */
+import { DAY_MS } from '../../processors/query/rank-candidates.js';
+import type { DatastoreKind, EmbeddingSpec } from '../elasticsearch/datastore-templates.js';
+import type { IndexRequest } from '../elasticsearch/elasticsearch-bulk-sink.js';
+import type { Sink } from '../runtime/sink.js';
+
+export type { DatastoreKind, EmbeddingSpec } from '../elasticsearch/datastore-templates.js';
+export type { IndexRequest } from '../elasticsearch/elasticsearch-bulk-sink.js';
+
+/** The stored fields retrieval reads back (the `_source` subset of both datastores). */
+export interface StoredDocument {
+  id: string;
+  kind: 'interaction' | 'chunk';
+  text: string;
+  /** ms since the epoch (Elasticsearch may give it back as a string; implementations convert). */
+  published_at: number;
+  urls?: string[];
+  entity_ids?: string[];
+  /** Chunks: the headline of their article. */
+  title?: string;
+  /** Chunks: the names of their marked entities. */
+  entity_names?: string[];
+  subject_id?: string;
+  subject_name?: string;
+  object_id?: string | null;
+  object_name?: string | null;
+  chunk_ids?: string[];
+  article_ids?: string[];
+}
+
+export interface ScoredDocument {
+  document: StoredDocument;
+  /**
+   * `nearest`: cosine similarity mapped to [0, 1] as Elasticsearch scores it, (1 + cos) / 2.
+   * `lexical`: the BM25 score (unbounded; comparable within one answer only).
+   */
+  score: number;
+}
+
+/** Conjunctive filters; every bound is inclusive. Days are `YYYY-MM-DD` (UTC). */
+export interface DocumentFilter {
+  publishedFrom?: number;
+  publishedTo?: number;
+  day?: string;
+  /** `published_day` within [from, to], without `except`. */
+  days?: { from: string; to: string; except?: string };
+  entityId?: string;
+  ids?: readonly string[];
+}
+
+/**
+ * The earliest and latest publish time (ms, inclusive; ±Infinity where open) a filter lets through, so
+ * that whole monthly indices outside them can be skipped.
+ */
+export function timeBounds(filter: DocumentFilter): { from: number; to: number } {
+  let from = -Infinity;
+  let to = Infinity;
+  const dayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+  if (filter.publishedFrom !== undefined) from = Math.max(from, filter.publishedFrom);
+  if (filter.publishedTo !== undefined) to = Math.min(to, filter.publishedTo);
+  if (filter.day !== undefined) {
+    from = Math.max(from, dayStart(filter.day));
+    to = Math.min(to, dayStart(filter.day) + DAY_MS - 1);
+  }
+  if (filter.days !== undefined) {
+    from = Math.max(from, dayStart(filter.days.from));
+    to = Math.min(to, dayStart(filter.days.to) + DAY_MS - 1);
+  }
+  return { from, to };
+}
+
+export interface NearestRequest {
+  kinds: readonly DatastoreKind[];
+  vector: readonly number[];
+  k: number;
+  filter: DocumentFilter;
+  timeoutMs: number;
+}
+
+/**
+ * The fields lexical search scores, with their weights: a document's text, its article's headline
+ * (chunks) and the names of its entities (a chunk's marked entities, an interaction's subject and
+ * object). BM25 per field, summed with these weights, on both datastores (Elasticsearch's
+ * `most_fields`; the embedded datastore's inverted index sums the same way).
+ */
+export const LEXICAL_FIELDS: Readonly<Record<string, number>> = {
+  text: 1,
+  title: 1,
+  entity_names: 0.5,
+  subject_name: 0.5,
+  object_name: 0.5,
+};
+
+/** BM25's parameters, Lucene's defaults, used by both datastores. */
+export const BM25 = { k1: 1.2, b: 0.75 } as const;
+
+export interface LexicalRequest {
+  kinds: readonly DatastoreKind[];
+  /** The words to look for; any of them may match (BM25 ranks by how many and how rare). */
+  text: string;
+  k: number;
+  filter: DocumentFilter;
+  timeoutMs: number;
+}
+
+export interface ListRequest {
+  kind: DatastoreKind;
+  filter: DocumentFilter;
+  limit: number;
+  /** `newest`: published_at descending, then id ascending (a stable page order). */
+  order: 'newest' | 'none';
+  timeoutMs: number;
+}
+
+export interface HistogramRequest {
+  kind: DatastoreKind;
+  filter: DocumentFilter;
+  granularity: 'day' | 'hour';
+  timeoutMs: number;
+}
+
+export interface HistogramBucket {
+  /** Bucket start, ms since the epoch (UTC). */
+  start: number;
+  count: number;
+}
+
+/** A monthly index, as maintenance sees it. */
+export interface MonthStats {
+  index: string;
+  /** The month's first instant (UTC ms). */
+  month: number;
+  docs: number;
+  /** Lucene segments of its primary; a kNN search walks one HNSW graph per segment. */
+  segments: number;
+}
+
+export interface DatastoreWriterOptions {
+  /** The stage that writes (for errors and logs). */
+  stage: string;
+  maxBatchDocs?: number;
+  lingerMs?: number;
+  maxQueuedDocs?: number;
+  refresh?: boolean | 'wait_for';
+}
+
+/** The datastore was built with another embedding model: its vectors and the query's do not compare. */
+export class EmbeddingModelMismatch extends Error {
+  override readonly name = 'EmbeddingModelMismatch';
+}
+
+/** A search took longer than it was allowed to. */
+export class RetrievalTimeout extends Error {
+  override readonly name = 'RetrievalTimeout';
+}
+
+/** The datastore did not answer (down, unreachable, overloaded). */
+export class DatastoreUnavailable extends Error {
+  override readonly name = 'DatastoreUnavailable';
+}
+
+export interface Datastore {
+  readonly kind: 'elasticsearch' | 'embedded';
+  /** `<prefix>-chunks`, `<prefix>-interactions`. */
+  readonly prefix: string;
+  /** Where it lives, for people: a URL, or "in-process". */
+  readonly location: string;
+  /**
+   * Creates (or updates) both datastores for this embedding model. Refuses (DatastoreMismatchError)
+   * to switch a datastore that holds documents to another model or size.
+   */
+  prepare(embedding: EmbeddingSpec): Promise<void>;
+  /**
+   * The model a datastore's vectors were made with; undefined before `prepare` (on Elasticsearch:
+   * until its first monthly index exists, as the model is read from the indices' mappings).
+   */
+  embeddingModel(kind: DatastoreKind): Promise<string | undefined>;
+  /** The k documents most similar to `vector` that pass the filter, best first. */
+  nearest(request: NearestRequest): Promise<ScoredDocument[]>;
+  /**
+   * The k documents that pass the filter whose text, headline and entity names best match the words
+   * of `text` by BM25 over `LEXICAL_FIELDS` (no stemming; lower-cased Unicode words), best first.
+   */
+  lexical(request: LexicalRequest): Promise<ScoredDocument[]>;
+  /** Documents that pass the filter, without a vector (timelines, citation look-ups). */
+  list(request: ListRequest): Promise<StoredDocument[]>;
+  /** How many documents pass the filter, per UTC day or hour of `published_at` (empty buckets left out). */
+  histogram(request: HistogramRequest): Promise<HistogramBucket[]>;
+  /** Documents held by a datastore. */
+  count(kind: DatastoreKind): Promise<number>;
+  /**
+   * A sink for the index stages: `write` resolves once the document is stored (and will be visible to
+   * searches after the store's refresh), rejects with a StageError otherwise. Idempotent on the id.
+   */
+  writer(options: DatastoreWriterOptions): Sink<IndexRequest>;
+  /** The monthly indices of a datastore, oldest first. */
+  months(kind: DatastoreKind): Promise<string[]>;
+  /** Documents and segments of each monthly index, oldest first (maintenance). */
+  monthStats(kind: DatastoreKind): Promise<MonthStats[]>;
+  /**
+   * Starts merging a monthly index into one segment and returns without waiting for the merge,
+   * which runs inside the store (minutes for a million vectors). Searches stay correct throughout.
+   */
+  compact(index: string): Promise<void>;
+  /** Retention: drops the monthly indices whose whole month lies before `keepFrom`; returns them. */
+  dropMonthsBefore(kind: DatastoreKind, keepFrom: number): Promise<string[]>;
+  /** Removes both datastores and their templates (tests, benchmarks, `--reset`). */
+  destroy(): Promise<void>;
+  close(): Promise<void>;
+}

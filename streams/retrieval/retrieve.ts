@@ -1,0 +1,607 @@
+import type { Embedder } from '../../processors/embed/embedder.js';
+import { publishedDay } from '../../processors/index/index-documents.js';
+import { fuseRankings, type FusionMode } from '../../processors/query/fuse-rankings.js';
+import {
+  DAY_MS,
+  dayOf,
+  capPerArticle,
+  rankGeneric,
+  rankLatest,
+  rankTempralm,
+  rankTemporal,
+  timeFilter,
+  type Ranked,
+  type WordedCandidate,
+} from '../../processors/query/rank-candidates.js';
+import { reformulate, type EntityLinker, type LinkedEntity } from '../../processors/query/reformulate-query.js';
+import type { SearchRequest, Store } from '../../processors/query/search-request.js';
+import { DEFAULT_FUSION, DEFAULT_LEXICAL_WORDS, DEFAULT_PER_ARTICLE } from '../../processors/query/search-request.js';
+import {
+  applyTimeIntent,
+  coverageWindow,
+  understandQuestionTime,
+  type QuestionTimeIntent,
+} from '../../processors/query/understand-question-time.js';
+import { datastoreNames, type DatastoreKind } from '../elasticsearch/datastore-templates.js';
+import {
+  EmbeddingModelMismatch,
+  type Datastore,
+  type DocumentFilter,
+  type StoredDocument,
+} from '../datastore/datastore.js';
+
+/** One retrieved document, as every interface returns it. */
+export interface RetrievedItem {
+  id: string;
+  kind: 'interaction' | 'chunk';
+  text: string;
+  published_at: string;
+  url: string | null;
+  /** The strategy's final score: relevance, with time where the strategy weighs it. */
+  score: number;
+  /** Relevance to the question: dense and lexical fused. */
+  relevance: number;
+  /** Dense similarity, (1 + cos) / 2, when the item was among the nearest vectors. */
+  semantic_score?: number;
+  /** BM25, when the item was among the lexical matches. */
+  lexical_score?: number;
+  temporal_score?: number;
+  day_distance?: number;
+  /** Multi-hop only: the entity whose events brought this item in (absent for the question's own hop). */
+  via_entity?: string;
+  entity_ids: string[];
+  /** Chunks: the headline of their article. */
+  title?: string;
+  /** Chunks: the names of their marked entities. */
+  entity_names?: string[];
+  subject?: { id: string; name: string };
+  object?: { id: string; name: string } | null;
+  chunk_ids: string[];
+  article_ids: string[];
+}
+
+/** How the question's own time words were read, as every interface returns it (ISO 8601 times). */
+export interface TimeReading {
+  /** The time words found, as written. */
+  expressions: string[];
+  constraint: QuestionTimeIntent['constraint'];
+  window?: { from?: string; to?: string };
+  reference: string;
+  recency: boolean;
+  /** "before/after <named event>": the event and the date a lookup found for it (null: none found). */
+  event?: { relation: 'before' | 'after'; phrase: string; at: string | null };
+  /** The question named a recent period up to now ("this week"): weighed as recency, not filtered. */
+  as_recency?: boolean;
+  /** The question's window held fewer than k items: this many from outside it come last. */
+  outside?: number;
+  /** One line for people. */
+  explanation: string;
+  /** False when the request's own time parameters replaced the question's time scope. */
+  applied: boolean;
+}
+
+export interface RetrievalResult {
+  reformulated: string;
+  /** The question's time words as read and applied; absent when the request turned the reading off. */
+  time?: TimeReading;
+  entities: LinkedEntity[];
+  items: RetrievedItem[];
+  timings_ms: Record<string, number>;
+}
+
+type Source = StoredDocument;
+
+interface Hit extends WordedCandidate {
+  source: Source;
+  dense?: number;
+  lexical?: number;
+}
+
+/** The query as each retriever reads it. */
+interface QueryTexts {
+  vector: number[];
+  lexical: string;
+  fusion: FusionMode;
+  lexicalWeight?: number;
+}
+
+export interface RetrieverOptions {
+  datastore: Datastore;
+  /** Needed by `search` only: timelines and mention counts read stored documents. */
+  embedder?: Embedder;
+  linker?: EntityLinker;
+  /** Per Elasticsearch call. Default 5 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * How many to fetch so that k remain once repeated texts are dropped: the same sentence is often
+ * stored more than once (one clause extracted for each of two subjects, a story filed twice in one
+ * day), and k copies of one fact answer nothing.
+ */
+function withRoomForCopies(k: number): number {
+  return Math.min(500, k * 2);
+}
+
+function perArticle(request: SearchRequest): number {
+  return request.perArticle ?? DEFAULT_PER_ARTICLE;
+}
+
+/** The longest period up to the query time ("this month") that is read as recency, not a filter. */
+export const RECENT_PERIOD_DAYS = 31;
+
+/** A question's window that runs up to the query time and spans at most `RECENT_PERIOD_DAYS`. */
+function isRecentPeriod(request: SearchRequest): boolean {
+  const window = request.window!;
+  return (
+    window.from !== undefined &&
+    (window.to === undefined || window.to >= request.tq) &&
+    request.tq - window.from <= RECENT_PERIOD_DAYS * DAY_MS
+  );
+}
+
+/**
+ * The window the question names widened to when its news is reported (see `coverageWindow`); an
+ * "after" constraint moves with the window's start.
+ */
+function withCoverage(request: SearchRequest, named: QuestionTimeIntent['constraint']): SearchRequest {
+  const relation = request.constraint === 'before' || request.constraint === 'after' ? request.constraint : named;
+  const window = coverageWindow(request.window!, relation, request.tq);
+  const covered: SearchRequest = { ...request, window };
+  if (request.constraint === 'after' && window.from !== undefined) covered.constraintAt = window.from;
+  return covered;
+}
+
+/** The request's k results, at most its per-article cap from any one article. */
+function capped(ranked: Ranked<Hit>[], request: SearchRequest): Ranked<Hit>[] {
+  return capPerArticle(
+    ranked,
+    (r) => r.candidate.source.article_ids?.[0] ?? r.candidate.source.chunk_ids?.[0],
+    perArticle(request),
+    request.k,
+  );
+}
+
+/** Entities followed by a second hop: EventRAG follows a few edges of the graph, not all of them. */
+const BRIDGE_ENTITIES = 2;
+
+/**
+ * Runs a retrieval request against the datastores: link and reformulate (NEON §2.3), embed q′, fetch
+ * candidates with one filtered nearest-neighbour search (two for temporal widening), rank them by
+ * the strategy, and give interactions the URL of the article they came from.
+ */
+export class Retriever {
+  private readonly timeoutMs: number;
+  private modelChecked: Promise<void> | undefined;
+
+  constructor(private readonly options: RetrieverOptions) {
+    this.timeoutMs = options.timeoutMs ?? 5_000;
+  }
+
+  get datastore(): Datastore {
+    return this.options.datastore;
+  }
+
+  get linker(): EntityLinker | undefined {
+    return this.options.linker;
+  }
+
+  /** Once: the datastores must have been built with the query embedder's model (when they exist). */
+  private checkModel(embedder: Embedder): Promise<void> {
+    this.modelChecked ??= (async () => {
+      for (const kind of ['chunks', 'interactions'] as const) {
+        const model = await this.options.datastore.embeddingModel(kind);
+        if (model !== undefined && model !== embedder.model) {
+          throw new EmbeddingModelMismatch(
+            `${datastoreNames(kind, this.options.datastore.prefix).alias} was indexed with ${model}, but questions are ` +
+              `embedded with ${embedder.model}: set NEON_EMBEDDER / NEON_EMBEDDINGS_MODEL to match`,
+          );
+        }
+      }
+    })();
+    this.modelChecked.catch(() => {
+      this.modelChecked = undefined;
+    });
+    return this.modelChecked;
+  }
+
+  private kinds(store: Store): DatastoreKind[] {
+    return store === 'both' ? ['interactions', 'chunks'] : store === 'chunks' ? ['chunks'] : ['interactions'];
+  }
+
+  /**
+   * Retrieves for a request: the question's time words are read first (META) and become its time
+   * scope and recency unless the request set them (see `applyTimeIntent`), then `retrieve`.
+   */
+  async search(asked: SearchRequest): Promise<RetrievalResult> {
+    if (asked.timeWords === false) return this.retrieve(asked);
+    const started = performance.now();
+    const intent = understandQuestionTime(asked.q, asked.tq);
+    const explicit = asked.explicit ?? {};
+    const scoped = { ...asked, topic: asked.topic ?? intent.topic };
+    let request = applyTimeIntent(scoped, intent, explicit);
+    let event: TimeReading['event'];
+    if (intent.eventAnchor !== undefined && intent.window === undefined && !explicit.constraint && !explicit.window) {
+      const at = await this.dateOfEvent(intent.eventAnchor.phrase, scoped);
+      event = { ...intent.eventAnchor, at: at === undefined ? null : new Date(at).toISOString() };
+      if (at !== undefined) request = applyTimeIntent(scoped, intent, explicit, at);
+    }
+    let asRecency = false;
+    if (request.window !== undefined && !explicit.constraint && !explicit.window && isRecentPeriod(request)) {
+      // "this week", "the past few days": a recent period up to now. Reports of its news keep citing
+      // the coverage before it, so it is not a filter; the strategy's own weight on recency (TempRALM's
+      // α) prefers what is recent. On 500 RealTime QA questions, filtering such periods cost tempralm
+      // over chunks 28 answers in the top 5 and won 3.
+      asRecency = true;
+      const unfiltered: SearchRequest = { ...request, constraint: asked.constraint, constraintAt: asked.constraintAt };
+      delete unfiltered.window;
+      request = unfiltered;
+    }
+    const scopedByQuestion = request.window !== undefined && !explicit.constraint && !explicit.window;
+    if (scopedByQuestion) request = withCoverage(request, intent.constraint);
+    const understood = Math.round((performance.now() - started) * 100) / 100;
+    let result = await this.retrieve(request);
+    let outside = 0;
+    if (scopedByQuestion && result.items.length < request.k) {
+      // Too little was published in the window the question names (background dates such as "in the
+      // 1920s", or an archive that starts later): the best matches from outside it follow.
+      const unscoped: SearchRequest = { ...request, constraint: asked.constraint, constraintAt: asked.constraintAt };
+      delete unscoped.window;
+      const filled = await this.retrieve(unscoped);
+      const have = new Set(result.items.map((item) => item.id));
+      const more = filled.items.filter((item) => !have.has(item.id)).slice(0, request.k - result.items.length);
+      outside = more.length;
+      const fillMs = Object.values(filled.timings_ms).reduce((a, b) => a + b, 0);
+      result = {
+        ...result,
+        items: [...result.items, ...more],
+        timings_ms: { ...result.timings_ms, fill: Math.round(fillMs * 100) / 100 },
+      };
+    }
+    const iso = (t: number | undefined): string | undefined =>
+      t === undefined ? undefined : new Date(t).toISOString();
+    const window = request.window;
+    return {
+      ...result,
+      time: {
+        expressions: intent.expressions.map((e) => e.text),
+        constraint: intent.constraint,
+        ...(window
+          ? {
+              window: {
+                ...(window.from === undefined ? {} : { from: iso(window.from)! }),
+                ...(window.to === undefined ? {} : { to: iso(window.to)! }),
+              },
+            }
+          : {}),
+        reference: iso(intent.reference)!,
+        recency: request.recency === true,
+        ...(event ? { event } : {}),
+        explanation: asRecency
+          ? `${intent.explanation}; a recent period: preferred by the strategy's recency, not filtered`
+          : outside > 0
+            ? `${intent.explanation}; too few published in it: ${outside} from outside it follow`
+            : intent.explanation,
+        ...(asRecency ? { as_recency: true } : {}),
+        ...(outside > 0 ? { outside } : {}),
+        applied: !explicit.constraint && !explicit.window,
+      },
+      timings_ms: { understand: understood, ...result.timings_ms },
+    };
+  }
+
+  /**
+   * When a named event happened, for "before/after <event>": the publication time of the document
+   * that best matches the event's words and the question's other words, as of t_q (undefined when
+   * nothing matches).
+   */
+  private async dateOfEvent(phrase: string, request: SearchRequest): Promise<number | undefined> {
+    const probe: SearchRequest = {
+      ...request,
+      q: `${request.topic ?? request.q} ${phrase}`,
+      topic: `${request.topic ?? request.q} ${phrase}`,
+      strategy: 'generic',
+      constraint: 'none',
+      k: 1,
+      hops: 1,
+      timeWords: false,
+    };
+    delete probe.window;
+    delete probe.recency;
+    const found = await this.retrieve(probe);
+    const top = found.items[0];
+    return top === undefined ? undefined : Date.parse(top.published_at);
+  }
+
+  private async retrieve(request: SearchRequest): Promise<RetrievalResult> {
+    const embedder = this.options.embedder;
+    if (embedder === undefined) throw new Error('this retriever was built without an embedder: it cannot search');
+    await this.checkModel(embedder);
+    const timings: Record<string, number> = {};
+    const time = async <T>(step: string, run: () => Promise<T> | T): Promise<T> => {
+      const started = performance.now();
+      try {
+        return await run();
+      } finally {
+        timings[step] = Math.round((performance.now() - started) * 100) / 100;
+      }
+    };
+    const { text, embedded, lexical, entities } = await time('reformulate', () =>
+      reformulate(request.q, request.tq, this.options.linker, {
+        ...(request.dateInText ? { dateInText: true } : {}),
+        lexicalWords: request.lexicalWords ?? DEFAULT_LEXICAL_WORDS,
+        ...(request.topic === undefined ? {} : { topic: request.topic }),
+      }),
+    );
+    const fusion = request.fusion ?? DEFAULT_FUSION;
+    const [vector] = fusion === 'lexical' ? [] : await time('embed', () => embedder.embed([embedded], 'query'));
+    const query: QueryTexts = {
+      vector: vector === undefined ? [] : Array.from(vector),
+      lexical,
+      fusion,
+      ...(request.lexicalWeight === undefined ? {} : { lexicalWeight: request.lexicalWeight }),
+    };
+    const bounds = timeFilter(request);
+    const range: DocumentFilter = {
+      ...(bounds.from === undefined ? {} : { publishedFrom: bounds.from }),
+      ...(bounds.to === undefined ? {} : { publishedTo: bounds.to }),
+    };
+    const kinds = this.kinds(request.store);
+
+    let ranked: Ranked<Hit>[];
+    if (request.strategy === 'temporal') {
+      const exactDay = publishedDay(request.tq);
+      const exact = await time('retrieve', () =>
+        this.candidates(kinds, query, withRoomForCopies(request.k), { ...range, day: exactDay }),
+      );
+      let pool = exact;
+      if (exact.length < request.k && request.windowDays > 0) {
+        const day = dayOf(request.tq);
+        const ring: DocumentFilter['days'] = {
+          from: publishedDay((day - request.windowDays) * DAY_MS),
+          to: publishedDay((day + request.windowDays) * DAY_MS),
+          except: exactDay,
+        };
+        // Enough candidates that each ring can contribute its most relevant documents.
+        const want = Math.min(500, (request.k - exact.length) * (2 * request.windowDays + 1));
+        const widened = await time('widen', () => this.candidates(kinds, query, want, { ...range, days: ring }));
+        pool = [...exact, ...widened];
+      }
+      ranked = await time('rerank', () => capped(rankTemporal(pool, request.tq, pool.length), request));
+    } else {
+      // TempRALM and the recency ranking over-retrieve and rerank; generic takes the top-k as they are.
+      // A cap per article over-retrieves too: the places it frees go to the next articles.
+      const reranks = request.strategy === 'tempralm' || request.recency === true || perArticle(request) > 0;
+      const want = reranks ? Math.min(500, Math.max(50, request.k * 5)) : withRoomForCopies(request.k);
+      const pool = await time('retrieve', () => this.candidates(kinds, query, want, range));
+      ranked = await time('rerank', () =>
+        capped(
+          request.recency
+            ? rankLatest(pool, request.topic ?? request.q, request.tq, pool.length, request.includeFuture)
+            : request.strategy === 'tempralm'
+              ? rankTempralm(pool, request.tq, pool.length, request.alpha, request.includeFuture)
+              : rankGeneric(pool, pool.length),
+          request,
+        ),
+      );
+    }
+    let via = new Map<string, string>();
+    if ((request.hops ?? 1) > 1) {
+      const first = ranked;
+      ({ ranked, via } = await time('hop', () => this.secondHop(kinds, query, range, first, entities, request.k)));
+    }
+    const urls = await time('cite', () => this.chunkUrls(ranked.map((r) => r.candidate.source)));
+    return {
+      reformulated: text,
+      entities,
+      items: ranked.map((r) => this.item(r, urls, via.get(r.candidate.id))),
+      timings_ms: timings,
+    };
+  }
+
+  /**
+   * EventRAG-style second hop over the interaction graph (seed 003, §2.3): the entities the first
+   * results connect the question to — weighted by those results' similarity, leaving out the
+   * entities the question itself names — are followed to their own events nearest to q′, under the
+   * same time bounds (as of t_q, the constraint). The first ⌈k/2⌉ places keep the first hop's best,
+   * the bridges' events come next (most similar first), and the first hop's rest fills what remains.
+   */
+  private async secondHop(
+    kinds: DatastoreKind[],
+    query: QueryTexts,
+    range: DocumentFilter,
+    first: Ranked<Hit>[],
+    asked: LinkedEntity[],
+    k: number,
+  ): Promise<{ ranked: Ranked<Hit>[]; via: Map<string, string> }> {
+    const own = new Set(asked.map((e) => e.id));
+    const weight = new Map<string, number>();
+    // An interaction's entity_ids are its subject and object (index-documents); a chunk's, its entities.
+    for (const r of first) {
+      for (const id of new Set(r.candidate.source.entity_ids ?? [])) {
+        if (!own.has(id)) weight.set(id, (weight.get(id) ?? 0) + r.relevance);
+      }
+    }
+    const bridges = [...weight.entries()]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, BRIDGE_ENTITIES)
+      .map(([id]) => id);
+    const found = await Promise.all(bridges.map((id) => this.candidates(kinds, query, k, { ...range, entityId: id })));
+    const seen = new Set(first.map((r) => r.candidate.id));
+    const via = new Map<string, string>();
+    const hop: Ranked<Hit>[] = [];
+    found.forEach((hits, i) => {
+      for (const hit of hits) {
+        if (seen.has(hit.id)) continue;
+        seen.add(hit.id);
+        via.set(hit.id, bridges[i]!);
+        hop.push({ candidate: hit, score: hit.score, relevance: hit.score });
+      }
+    });
+    hop.sort((a, b) => b.score - a.score || a.candidate.id.localeCompare(b.candidate.id));
+    const kept = Math.ceil(k / 2);
+    return { ranked: [...first.slice(0, kept), ...hop, ...first.slice(kept)].slice(0, k), via };
+  }
+
+  /**
+   * An entity's interactions (as subject or object) published as of `tq`, newest first — the
+   * entity timeline. `before` pages further back.
+   */
+  async timeline(
+    entityId: string,
+    tq: number,
+    limit: number,
+    before?: number,
+  ): Promise<{ items: RetrievedItem[]; timings_ms: Record<string, number> }> {
+    const started = performance.now();
+    const upTo = before === undefined ? tq : Math.min(tq, before - 1);
+    const found = await this.options.datastore.list({
+      kind: 'interactions',
+      filter: { entityId, publishedTo: upTo },
+      order: 'newest',
+      limit,
+      timeoutMs: this.timeoutMs,
+    });
+    const hits: Hit[] = found.map((source) => ({
+      id: source.id,
+      score: 1,
+      published_at: source.published_at,
+      words: source.text,
+      source,
+    }));
+    const urls = await this.chunkUrls(hits.map((h) => h.source));
+    return {
+      items: hits.map((candidate) => this.item({ candidate, score: 1, relevance: 1 }, urls)),
+      timings_ms: { retrieve: Math.round((performance.now() - started) * 100) / 100 },
+    };
+  }
+
+  /**
+   * How many unique chunks mentioned an entity, per day or hour, between two times: the counts the
+   * spike detector works from, read back from the chunks datastore (as of `to`).
+   */
+  async mentions(
+    entityId: string,
+    from: number,
+    to: number,
+    granularity: 'day' | 'hour',
+  ): Promise<{ start: number; count: number }[]> {
+    return this.options.datastore.histogram({
+      kind: 'chunks',
+      filter: { entityId, publishedFrom: from, publishedTo: to },
+      granularity,
+      timeoutMs: this.timeoutMs,
+    });
+  }
+
+  /**
+   * The most relevant documents that pass the filter, best first: the nearest vectors and the best
+   * BM25 matches, fetched at once and fused, without repeats of a text already found on the same day.
+   */
+  private async candidates(
+    kinds: DatastoreKind[],
+    query: QueryTexts,
+    k: number,
+    filter: DocumentFilter,
+  ): Promise<Hit[]> {
+    const ask = { kinds, k, filter, timeoutMs: this.timeoutMs };
+    const [dense, lexical] = await Promise.all([
+      query.fusion === 'lexical' ? [] : this.options.datastore.nearest({ ...ask, vector: query.vector }),
+      query.fusion === 'dense' ? [] : this.options.datastore.lexical({ ...ask, text: query.lexical }),
+    ]);
+    const fused = fuseRankings(
+      dense.map((d) => ({ id: d.document.id, score: d.score })),
+      lexical.map((d) => ({ id: d.document.id, score: d.score })),
+      { mode: query.fusion, ...(query.lexicalWeight === undefined ? {} : { lexicalWeight: query.lexicalWeight }) },
+    );
+    const documents = new Map([...dense, ...lexical].map((d) => [d.document.id, d.document]));
+    const hits = [...fused.entries()]
+      .map(([id, f]): Hit => {
+        const source = documents.get(id)!;
+        return {
+          id,
+          score: f.relevance,
+          published_at: source.published_at,
+          words: source.title ? `${source.title}.\n${source.text}` : source.text,
+          source,
+          ...(f.dense === undefined ? {} : { dense: f.dense }),
+          ...(f.lexical === undefined ? {} : { lexical: f.lexical }),
+        };
+      })
+      .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
+    const seen = new Set<string>();
+    return hits
+      .filter((hit) => {
+        const key = `${publishedDay(hit.published_at)} ${hit.source.text
+          .trim()
+          .replace(/[.\s]+$/, '')
+          .toLowerCase()}`;
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      })
+      .slice(0, k);
+  }
+
+  /**
+   * Chunk id → its article's URL, for the interactions among the results that do not carry their
+   * article's URL themselves (tuple → chunk → article; those indexed before interactions carried it).
+   */
+  private async chunkUrls(sources: Source[]): Promise<Map<string, string>> {
+    const chunkIds = [
+      ...new Set(
+        sources
+          .filter((s) => s.kind === 'interaction' && (s.urls ?? []).length === 0)
+          .flatMap((s) => (s.chunk_ids ?? []).slice(0, 3)),
+      ),
+    ];
+    const urls = new Map<string, string>();
+    if (chunkIds.length === 0) return urls;
+    const found = await this.options.datastore.list({
+      kind: 'chunks',
+      filter: { ids: chunkIds },
+      order: 'none',
+      limit: chunkIds.length,
+      timeoutMs: this.timeoutMs,
+    });
+    for (const chunk of found) {
+      const url = chunk.urls?.[0];
+      if (url) urls.set(chunk.id, url);
+    }
+    return urls;
+  }
+
+  private item(ranked: Ranked<Hit>, chunkUrls: Map<string, string>, viaEntity?: string): RetrievedItem {
+    const s = ranked.candidate.source;
+    const url =
+      s.urls?.[0] ??
+      (s.kind === 'chunk'
+        ? null
+        : ((s.chunk_ids ?? []).map((id) => chunkUrls.get(id)).find((u) => u !== undefined) ?? null));
+    return {
+      id: s.id,
+      kind: s.kind,
+      text: s.text,
+      published_at: new Date(ranked.candidate.published_at).toISOString(),
+      url,
+      score: ranked.score,
+      relevance: ranked.relevance,
+      ...(ranked.candidate.dense === undefined ? {} : { semantic_score: ranked.candidate.dense }),
+      ...(ranked.candidate.lexical === undefined ? {} : { lexical_score: ranked.candidate.lexical }),
+      ...(ranked.temporal === undefined ? {} : { temporal_score: ranked.temporal }),
+      ...(ranked.dayDistance === undefined ? {} : { day_distance: ranked.dayDistance }),
+      ...(viaEntity === undefined ? {} : { via_entity: viaEntity }),
+      entity_ids: s.entity_ids ?? [],
+      ...(s.title ? { title: s.title } : {}),
+      ...(s.entity_names ? { entity_names: s.entity_names } : {}),
+      ...(s.kind === 'interaction'
+        ? {
+            subject: { id: s.subject_id ?? '', name: s.subject_name ?? '' },
+            object: s.object_id ? { id: s.object_id, name: s.object_name ?? '' } : null,
+          }
+        : {}),
+      chunk_ids: s.kind === 'chunk' ? [s.id] : (s.chunk_ids ?? []),
+      article_ids: s.article_ids ?? [],
+    };
+  }
+}
