@@ -81,6 +81,8 @@ function recordRequestLatency(app: FastifyInstance, registry: Registry): void {
 export interface ApiServer {
   /** Base url, e.g. http://127.0.0.1:8080 (no trailing slash). */
   readonly url: string;
+  /** Every route registered, as Fastify holds them (`/v1/spikes/:id`), for checking the OpenAPI document. */
+  readonly routes: readonly { method: string; url: string }[];
   close(): Promise<void>;
 }
 
@@ -95,6 +97,10 @@ export function apiKeysFrom(env: NodeJS.ProcessEnv): string[] {
 /** The product's HTTP API on one port: spike alerts and the query service. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+  const routes: { method: string; url: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
   const host = options.host ?? '127.0.0.1';
   const tokens = new BearerTokens(options.apiKeys ?? []);
   // Without keys the API is open to whatever reaches loopback, web pages included through DNS
@@ -134,5 +140,5 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   registerDashboardRoutes(app);
   app.get('/healthz', async () => ({ ok: true }));
   const url = await app.listen({ port: options.port, host });
-  return { url: url.replace(/\/$/, ''), close: () => app.close() };
+  return { url: url.replace(/\/$/, ''), routes, close: () => app.close() };
 }

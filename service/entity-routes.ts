@@ -12,6 +12,7 @@ import type { DirectoryEntity, EntityDirectory } from '../processors/query/entit
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
 import { failedRetrieval } from './query-routes.js';
 import type { Retriever } from '../streams/retrieval/retrieve.js';
+import { entityListQuery, mentionsQuery } from './api-schemas.js';
 
 export interface EntityRoutesOptions extends ApiAccess {
   directory: EntityDirectory;
@@ -22,24 +23,6 @@ export interface EntityRoutesOptions extends ApiAccess {
 const DAY_MS = 86_400_000;
 /** Hours are bounded tighter than days: a year of hours is 8,760 buckets. */
 const MAX_SPAN_MS = { day: 3 * 366 * DAY_MS, hour: 31 * DAY_MS } as const;
-
-const instant = z.iso.datetime({ offset: true }).or(z.iso.date());
-
-const listQuery = z
-  .object({
-    q: z.string().max(200).optional(),
-    type: z.enum(['PERSON', 'ORGANIZATION', 'LOCATION', 'EVENT', 'OTHER']).optional(),
-    limit: z.coerce.number().int().min(1).max(200).default(20),
-  })
-  .strict();
-
-const mentionsQuery = z
-  .object({
-    from: instant.optional(),
-    to: instant.optional(),
-    granularity: z.enum(['day', 'hour']).default('day'),
-  })
-  .strict();
 
 function entityJson(entity: DirectoryEntity): Record<string, unknown> {
   return {
@@ -69,7 +52,7 @@ export function registerEntityRoutes(app: FastifyInstance, options: EntityRoutes
     guardScope(scope, options);
 
     scope.get('/v1/entities', async (request, reply) => {
-      const parsed = listQuery.safeParse(request.query);
+      const parsed = entityListQuery.safeParse(request.query);
       if (!parsed.success) {
         const problems = problemsOf(parsed.error);
         return sendApiError(reply, 400, 'invalid_request', problems.join('; '), { problems });

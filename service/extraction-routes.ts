@@ -13,15 +13,13 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { ConfiguredTargets, ExtractionTargets } from '../processors/extract/extraction-targets.js';
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
+import { addExtractionTargetBody, extractionTargetsQuery } from './api-schemas.js';
 
 export interface ExtractionRoutesOptions extends ApiAccess {
   configured: ConfiguredTargets;
   spiking: ExtractionTargets;
   mode: 'gated' | 'all';
 }
-
-const addBody = z.strictObject({ subject: z.string().trim().min(1).max(256) });
-const listQuery = z.strictObject({ at: z.iso.datetime({ offset: true }).optional() });
 
 export function registerExtractionRoutes(app: FastifyInstance, options: ExtractionRoutesOptions): void {
   void app.register(async (scope) => {
@@ -30,14 +28,14 @@ export function registerExtractionRoutes(app: FastifyInstance, options: Extracti
       error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
 
     scope.get('/v1/extraction/targets', async (request, reply) => {
-      const parsed = listQuery.safeParse(request.query ?? {});
+      const parsed = extractionTargetsQuery.safeParse(request.query ?? {});
       if (!parsed.success) return sendApiError(reply, 400, 'invalid_query', problems(parsed.error));
       const at = parsed.data.at ? Date.parse(parsed.data.at) : Date.now();
       return { mode: options.mode, configured: options.configured.list(), spiking: options.spiking.list(at) };
     });
 
     scope.post('/v1/extraction/targets', async (request, reply) => {
-      const parsed = addBody.safeParse(request.body);
+      const parsed = addExtractionTargetBody.safeParse(request.body);
       if (!parsed.success) return sendApiError(reply, 400, 'invalid_body', problems(parsed.error));
       const id = options.configured.add(parsed.data.subject);
       return reply.code(201).send({ id, configured: options.configured.list() });

@@ -1,198 +1,143 @@
+/**
+ * The OpenAPI 3.1 description of the HTTP API, served at `/v1/openapi.json`, generated from the zod
+ * schemas the routes validate with (`api-schemas.ts`, the search request's own schema) and the
+ * schemas of the JSON they answer with, through zod's own JSON Schema output: OpenAPI 3.1 schemas
+ * are JSON Schema 2020-12, so nothing is translated by hand. A parameter the routes do not take, or
+ * a bound they do not enforce, cannot appear here; the API's tests check that every route is
+ * described and that real answers fit what is described.
+ */
+import { z } from 'zod';
+import { searchRequestSchema } from '../processors/query/search-request.js';
+import { articleLineSchema } from '../processors/intake/read-jsonl-articles.js';
 import {
-  CONSTRAINTS,
-  DEFAULT_ALPHA,
-  DEFAULT_FUSION,
-  DEFAULT_PER_ARTICLE,
-  MAX_PER_ARTICLE,
-  DEFAULT_STORE,
-  DEFAULT_STRATEGY,
-  MAX_HOPS,
-  MAX_K,
-  MAX_QUERY_CHARS,
-  MAX_WINDOW_DAYS,
-  STORES,
-  STRATEGIES,
-} from '../processors/query/search-request.js';
-import { FUSION_MODES } from '../processors/query/fuse-rankings.js';
+  digestJsonSchema,
+  spikeAlertJsonSchema,
+  spikeEpisodeWithStatesJsonSchema,
+  spikeListJsonSchema,
+  storyJsonSchema,
+} from '../processors/spikes/spike-view-schemas.js';
+import { MAX_ARTICLES_PER_REQUEST } from './article-endpoint.js';
+import {
+  addedExtractionTargetResponseSchema,
+  addExtractionTargetBody,
+  answerResponseSchema,
+  apiErrorSchema,
+  articleIntakeResponseSchema,
+  digestQuery,
+  entityJsonSchema,
+  entityListQuery,
+  entityListResponseSchema,
+  extractionTargetsQuery,
+  extractionTargetsResponseSchema,
+  healthResponseSchema,
+  mentionsQuery,
+  mentionsResponseSchema,
+  removedExtractionTargetResponseSchema,
+  retrievalResponseSchema,
+  spikeListQuery,
+  statusResponseSchema,
+  timelineQuery,
+  timelineResponseSchema,
+} from './api-schemas.js';
+
+type JsonSchema = Record<string, unknown>;
+
+/** Named response schemas, under `components.schemas`. */
+const COMPONENTS = {
+  Error: apiErrorSchema,
+  Retrieval: retrievalResponseSchema,
+  Answer: answerResponseSchema,
+  Timeline: timelineResponseSchema,
+  Entity: entityJsonSchema,
+  EntityList: entityListResponseSchema,
+  Mentions: mentionsResponseSchema,
+  Status: statusResponseSchema,
+  ExtractionTargets: extractionTargetsResponseSchema,
+  AddedExtractionTarget: addedExtractionTargetResponseSchema,
+  RemovedExtractionTarget: removedExtractionTargetResponseSchema,
+  ArticleIntake: articleIntakeResponseSchema,
+  SpikeList: spikeListJsonSchema,
+  SpikeEpisode: spikeEpisodeWithStatesJsonSchema,
+  SpikeAlert: spikeAlertJsonSchema,
+  Story: storyJsonSchema,
+  Digest: digestJsonSchema,
+  Health: healthResponseSchema,
+} satisfies Record<string, z.ZodType>;
+
+export type ComponentName = keyof typeof COMPONENTS;
+
+/**
+ * A zod schema as JSON Schema 2020-12: `input` for what a client sends (defaults optional,
+ * coercions as their target types), `output` for what the API answers.
+ */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const json: JsonSchema = { ...z.toJSONSchema(schema, { target: 'draft-2020-12', io }) };
+  // The document's dialect is already 2020-12; a `$schema` inside each schema would only repeat it.
+  delete json['$schema'];
+  return json;
+}
+
+/** One query parameter per property of an object schema, with its description and requiredness. */
+function queryParameters(schema: z.ZodObject): JsonSchema[] {
+  const json = jsonSchemaOf(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const { description, ...propertySchema } = property;
+    return {
+      name,
+      in: 'query',
+      ...(json.required?.includes(name) ? { required: true } : {}),
+      ...(typeof description === 'string' ? { description } : {}),
+      schema: propertySchema,
+    };
+  });
+}
+
+function pathParameter(name: string, description: string, schema: z.ZodType = z.string().min(1)): JsonSchema {
+  return { name, in: 'path', required: true, description, schema: jsonSchemaOf(schema, 'input') };
+}
+
+const ref = (name: ComponentName): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+function json(description: string, name: ComponentName): JsonSchema {
+  return { description, content: { 'application/json': { schema: ref(name) } } };
+}
+
+function jsonBody(schema: z.ZodType, description?: string): JsonSchema {
+  return {
+    required: true,
+    ...(description ? { description } : {}),
+    content: { 'application/json': { schema: jsonSchemaOf(schema, 'input') } },
+  };
+}
+
+const ERROR_DESCRIPTIONS = {
+  400: 'invalid request (every problem listed)',
+  401: 'missing or wrong API key',
+  404: 'not found',
+  421: 'no API keys, on loopback: the Host is not a loopback name (DNS rebinding)',
+  429: 'rate limited, or too many failed authentications from this address (see Retry-After)',
+  503: 'datastore unavailable',
+  504: 'query timed out',
+} as const;
+
+type ErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
+
+/** Error answers, each with the error schema; a description given replaces the shared one. */
+function errors(statuses: readonly ErrorStatus[], own: Partial<Record<number, string>> = {}): JsonSchema {
+  return Object.fromEntries(statuses.map((s) => [s, json(own[s] ?? ERROR_DESCRIPTIONS[s], 'Error')]));
+}
+
+/** Errors of any route behind an API key. */
+const GUARDED: readonly ErrorStatus[] = [401, 421, 429];
+const DATASTORE: readonly ErrorStatus[] = [503, 504];
+
+const entityId = z.string().min(1).max(512);
 
 /** The OpenAPI 3.1 description of the HTTP API, served at `/v1/openapi.json`. */
 export function openApiDocument(): Record<string, unknown> {
-  const searchParameters = [
-    { name: 'q', in: 'query', required: true, schema: { type: 'string', minLength: 1, maxLength: MAX_QUERY_CHARS } },
-    {
-      name: 'date',
-      in: 'query',
-      description: 'Query time t_q (ISO 8601; a bare date means the end of that day, UTC). Default: now.',
-      schema: { type: 'string' },
-    },
-    { name: 'k', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_K, default: 10 } },
-    { name: 'strategy', in: 'query', schema: { type: 'string', enum: STRATEGIES, default: DEFAULT_STRATEGY } },
-    { name: 'store', in: 'query', schema: { type: 'string', enum: STORES, default: DEFAULT_STORE } },
-    { name: 'constraint', in: 'query', schema: { type: 'string', enum: CONSTRAINTS, default: 'none' } },
-    {
-      name: 'constraint_date',
-      in: 'query',
-      description: 'Anchor of the constraint; default t_q.',
-      schema: { type: 'string' },
-    },
-    {
-      name: 'window_days',
-      in: 'query',
-      description: 'r of the temporal widening and half-width of "around".',
-      schema: { type: 'integer', minimum: 0, maximum: MAX_WINDOW_DAYS, default: 7 },
-    },
-    {
-      name: 'alpha',
-      in: 'query',
-      description: "TempRALM's α: the weight of recency against relevance (0: relevance alone).",
-      schema: { type: 'number', minimum: 0, maximum: 1000, default: DEFAULT_ALPHA },
-    },
-    {
-      name: 'fusion',
-      in: 'query',
-      description:
-        'How lexical (BM25 over text, headline and entity names) and dense relevance are fused: reciprocal-rank fusion, a weighted sum of normalised scores, or one alone.',
-      schema: { type: 'string', enum: FUSION_MODES, default: DEFAULT_FUSION },
-    },
-    {
-      name: 'per_article',
-      in: 'query',
-      description:
-        'At most this many items from one article among the k (0: no cap), so that one report does not fill the results.',
-      schema: { type: 'integer', minimum: 0, maximum: MAX_PER_ARTICLE, default: DEFAULT_PER_ARTICLE },
-    },
-    {
-      name: 'hops',
-      in: 'query',
-      description:
-        'Rounds of retrieval along the entity graph: 2 also brings the events of the entities the first results connect the question to (multi-hop).',
-      schema: { type: 'integer', minimum: 1, maximum: MAX_HOPS, default: 1 },
-    },
-    {
-      name: 'time_words',
-      in: 'query',
-      description:
-        'Read the question\'s own time words ("last week", "in March 2023", "the latest") as its time scope and recency; an explicit constraint replaces them.',
-      schema: { type: 'boolean', default: true },
-    },
-    {
-      name: 'include_future',
-      in: 'query',
-      description: 'Also return documents published after t_q (never the default).',
-      schema: { type: 'boolean', default: false },
-    },
-  ];
-  const item = {
-    type: 'object',
-    required: ['id', 'kind', 'text', 'published_at', 'url', 'score'],
-    properties: {
-      id: { type: 'string' },
-      kind: { type: 'string', enum: ['interaction', 'chunk'] },
-      text: { type: 'string' },
-      published_at: { type: 'string', format: 'date-time' },
-      url: { type: ['string', 'null'] },
-      score: { type: 'number', description: "The strategy's final score: relevance, with time where it weighs it." },
-      relevance: { type: 'number', description: 'Dense and lexical relevance, fused.' },
-      semantic_score: {
-        type: 'number',
-        description: 'Dense similarity (1 + cos) / 2, when among the nearest vectors.',
-      },
-      lexical_score: { type: 'number', description: 'BM25, when among the lexical matches.' },
-      temporal_score: { type: 'number' },
-      day_distance: { type: 'integer' },
-      via_entity: { type: 'string', description: 'With hops=2: the entity whose events brought this item in.' },
-      entity_ids: { type: 'array', items: { type: 'string' } },
-      title: { type: 'string', description: "Chunks: their article's headline." },
-      entity_names: { type: 'array', items: { type: 'string' } },
-      chunk_ids: { type: 'array', items: { type: 'string' } },
-      article_ids: { type: 'array', items: { type: 'string' } },
-    },
-  };
-  const error = {
-    type: 'object',
-    required: ['error', 'message'],
-    properties: {
-      error: { type: 'string' },
-      message: { type: 'string' },
-      problems: { type: 'array', items: { type: 'string' } },
-    },
-  };
-  const errors: Record<string, unknown> = Object.fromEntries(
-    (
-      [
-        ['400', 'invalid request (every problem listed)'],
-        ['401', 'missing or wrong API key'],
-        ['421', 'no API keys, on loopback: the Host is not a loopback name (DNS rebinding)'],
-        ['429', 'rate limited, or too many failed authentications from this address (see Retry-After)'],
-        ['503', 'datastore unavailable'],
-        ['504', 'query timed out'],
-      ] as const
-    ).map(([code, description]) => [code, { description, content: { 'application/json': { schema: error } } }]),
-  );
-  const retrieval = {
-    type: 'object',
-    properties: {
-      query: { type: 'object' },
-      reformulated: { type: 'string' },
-      time: {
-        type: 'object',
-        description:
-          "How the question's own time words were read: the words, the constraint and publication window they set, the reference time, whether the latest matching report is preferred, a named event's date, and whether the request's own time parameters replaced them.",
-        properties: {
-          expressions: { type: 'array', items: { type: 'string' } },
-          constraint: { type: 'string', enum: ['none', 'before', 'after', 'around', 'within'] },
-          window: {
-            type: 'object',
-            properties: { from: { type: 'string', format: 'date-time' }, to: { type: 'string', format: 'date-time' } },
-          },
-          reference: { type: 'string', format: 'date-time' },
-          recency: { type: 'boolean' },
-          event: { type: 'object' },
-          explanation: { type: 'string' },
-          applied: { type: 'boolean' },
-        },
-      },
-      entities: { type: 'array', items: { type: 'object' } },
-      items: { type: 'array', items: item },
-      timings_ms: { type: 'object', additionalProperties: { type: 'number' } },
-    },
-  };
-  const answer = {
-    allOf: [
-      retrieval,
-      {
-        type: 'object',
-        properties: {
-          answer: { type: 'string' },
-          citations: { type: 'array', items: { type: 'object' } },
-          lead: {
-            type: ['object', 'null'],
-            description: "The extractive answer's leading sentence: verbatim from item n, and the name it gives first.",
-            properties: {
-              text: { type: 'string' },
-              n: { type: 'integer', minimum: 1 },
-              name: { type: ['string', 'null'] },
-            },
-          },
-          model: { type: ['string', 'null'] },
-          fallback: { type: 'string' },
-        },
-      },
-    ],
-  };
-  const entity = {
-    type: 'object',
-    properties: {
-      id: { type: 'string' },
-      name: { type: 'string' },
-      type: { type: 'string' },
-      aliases: { type: 'array', items: { type: 'string' } },
-      mentions: { type: 'integer' },
-      first_seen: { type: ['string', 'null'], format: 'date-time' },
-      last_seen: { type: ['string', 'null'], format: 'date-time' },
-    },
-  };
-  const ok = (schema: unknown) => ({ description: 'OK', content: { 'application/json': { schema } } });
+  const searchParameters = queryParameters(searchRequestSchema);
+  const searchBody = jsonBody(searchRequestSchema, 'The same parameters as a JSON object.');
+  const noKey: JsonSchema[] = [];
   return {
     openapi: '3.1.0',
     info: {
@@ -200,182 +145,210 @@ export function openApiDocument(): Record<string, unknown> {
       version: '1',
       description: 'Temporal, entity-centric questions over live news, as of a date, with citations; spike alerts.',
     },
-    components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (NEON_API_KEYS); none configured: open.' },
+        intakeToken: { type: 'http', scheme: 'bearer', description: 'An intake token (NEON_INTAKE_TOKENS).' },
+      },
+      schemas: Object.fromEntries(Object.entries(COMPONENTS).map(([name, s]) => [name, jsonSchemaOf(s, 'output')])),
+    },
     security: [{ apiKey: [] }],
     paths: {
       '/v1/search': {
         get: {
           summary: 'Retrieve interactions or chunks as of a date',
           parameters: searchParameters,
-          responses: { 200: ok(retrieval), ...errors },
+          responses: { 200: json('OK', 'Retrieval'), ...errors([400, ...GUARDED, ...DATASTORE]) },
         },
-        post: { summary: 'The same, parameters as a JSON body', responses: { 200: ok(retrieval), ...errors } },
+        post: {
+          summary: 'The same, parameters as a JSON body',
+          requestBody: searchBody,
+          responses: { 200: json('OK', 'Retrieval'), ...errors([400, ...GUARDED, ...DATASTORE]) },
+        },
       },
       '/v1/ask': {
         get: {
           summary: 'Answer a question as of a date, with citations',
           parameters: searchParameters,
-          responses: { 200: ok(answer), ...errors },
+          responses: { 200: json('OK', 'Answer'), ...errors([400, ...GUARDED, ...DATASTORE]) },
         },
-        post: { summary: 'The same, parameters as a JSON body', responses: { 200: ok(answer), ...errors } },
-      },
-      '/v1/entities/{id}/timeline': {
-        get: {
-          summary: "An entity's interactions, newest first, as of a date",
-          parameters: [
-            { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
-            { name: 'date', in: 'query', schema: { type: 'string' } },
-            {
-              name: 'before',
-              in: 'query',
-              description: 'Page: only items before this time.',
-              schema: { type: 'string' },
-            },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_K, default: 50 } },
-          ],
-          responses: { 200: ok({ type: 'object', properties: { items: { type: 'array', items: item } } }), ...errors },
+        post: {
+          summary: 'The same, parameters as a JSON body',
+          requestBody: searchBody,
+          responses: { 200: json('OK', 'Answer'), ...errors([400, ...GUARDED, ...DATASTORE]) },
         },
       },
       '/v1/entities': {
         get: {
           summary: 'Entities of the registry whose name or an alias contains q, most mentioned first',
-          parameters: [
-            { name: 'q', in: 'query', schema: { type: 'string', maxLength: 200 } },
-            {
-              name: 'type',
-              in: 'query',
-              schema: { type: 'string', enum: ['PERSON', 'ORGANIZATION', 'LOCATION', 'EVENT', 'OTHER'] },
-            },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 20 } },
-          ],
-          responses: {
-            200: ok({
-              type: 'object',
-              properties: { entities: { type: 'array', items: entity }, known: { type: 'integer' } },
-            }),
-            ...errors,
-          },
+          parameters: queryParameters(entityListQuery),
+          responses: { 200: json('OK', 'EntityList'), ...errors([400, ...GUARDED]) },
         },
       },
       '/v1/entities/{id}': {
         get: {
           summary: 'One entity of the registry',
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: { 200: ok(entity), 404: { description: 'no such entity' }, ...errors },
+          parameters: [pathParameter('id', 'Entity id.')],
+          responses: { 200: json('OK', 'Entity'), ...errors([404, ...GUARDED], { 404: 'no such entity' }) },
+        },
+      },
+      '/v1/entities/{id}/timeline': {
+        get: {
+          summary: "An entity's interactions, newest first, as of a date",
+          parameters: [pathParameter('id', 'Entity id.', entityId), ...queryParameters(timelineQuery)],
+          responses: { 200: json('OK', 'Timeline'), ...errors([400, ...GUARDED, ...DATASTORE]) },
         },
       },
       '/v1/entities/{id}/mentions': {
         get: {
           summary: 'Unique chunks mentioning the entity per day or hour (what spike detection counts), as of `to`',
-          parameters: [
-            { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
-            {
-              name: 'from',
-              in: 'query',
-              description: 'Default: 90 days (7 for hours) before `to`.',
-              schema: { type: 'string' },
-            },
-            { name: 'to', in: 'query', description: 'Default: now.', schema: { type: 'string' } },
-            { name: 'granularity', in: 'query', schema: { type: 'string', enum: ['day', 'hour'], default: 'day' } },
-          ],
+          description: 'At most 3 years by day, 31 days by hour.',
+          parameters: [pathParameter('id', 'Entity id.', entityId), ...queryParameters(mentionsQuery)],
           responses: {
-            200: ok({
-              type: 'object',
-              properties: {
-                entity_id: { type: 'string' },
-                name: { type: ['string', 'null'] },
-                granularity: { type: 'string' },
-                buckets: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    properties: { start: { type: 'string', format: 'date-time' }, count: { type: 'integer' } },
-                  },
-                },
-              },
-            }),
-            ...errors,
+            200: json('OK', 'Mentions'),
+            ...errors([400, ...GUARDED, ...DATASTORE], { 503: 'no datastore attached, or it is unavailable' }),
           },
         },
       },
       '/v1/status': {
         get: {
           summary: 'What this process does: mode, news source, lag and counters per stage, datastores, spikes, models',
-          responses: { 200: ok({ type: 'object' }), ...errors },
+          responses: {
+            200: json('OK', 'Status'),
+            ...errors([...GUARDED, 503], { 503: 'the status could not be gathered' }),
+          },
         },
       },
       '/v1/articles': {
         post: {
           summary:
             'Intake: one article ({url, title, text or html, published_at, source, id?}) or {"articles": [...]} ' +
-            '(up to 1,000); needs an intake token (NEON_INTAKE_TOKENS), not an API key',
+            `(up to ${MAX_ARTICLES_PER_REQUEST.toLocaleString('en')}); needs an intake token (NEON_INTAKE_TOKENS), not an API key`,
+          security: [{ intakeToken: [] }],
+          requestBody: jsonBody(
+            z.union([
+              articleLineSchema,
+              z.object({ articles: z.array(articleLineSchema).min(1).max(MAX_ARTICLES_PER_REQUEST) }),
+            ]),
+          ),
           responses: {
-            202: { description: 'all accepted' },
-            207: { description: 'some refused: per-article reasons; refused ones are dead-lettered' },
-            400: { description: 'not JSON, or neither an article nor a batch' },
-            401: { description: 'missing or wrong intake token' },
-            413: { description: 'body too large' },
-            429: {
-              description: 'rate limited, per token, or too many failed tokens from this address (see Retry-After)',
-            },
-            503: { description: 'could not be published; retry the request' },
+            202: json('all accepted', 'ArticleIntake'),
+            207: json('some refused: per-article reasons; refused ones are dead-lettered', 'ArticleIntake'),
+            400: json('not JSON, or neither an article nor a batch', 'Error'),
+            401: json('missing or wrong intake token', 'Error'),
+            413: json('body too large', 'Error'),
+            415: json('not application/json', 'Error'),
+            429: json(
+              'rate limited, per token, or too many failed tokens from this address (see Retry-After)',
+              'Error',
+            ),
+            503: json('could not be published; retry the request', 'Error'),
           },
         },
       },
       '/v1/extraction/targets': {
         get: {
           summary: 'Extraction targets: configured subjects, the entities spiking at `at`, and the mode',
-          parameters: [{ name: 'at', in: 'query', schema: { type: 'string', format: 'date-time' } }],
-          responses: { 200: ok({ type: 'object' }), ...errors },
+          parameters: queryParameters(extractionTargetsQuery),
+          responses: { 200: json('OK', 'ExtractionTargets'), ...errors([400, ...GUARDED]) },
         },
         post: {
-          summary: 'Add a subject ({"subject": "<entity id or name>"}); chunks from then on are extracted for it',
-          responses: { 201: ok({ type: 'object' }), ...errors },
+          summary: 'Add a subject; chunks from then on are extracted for it',
+          requestBody: jsonBody(addExtractionTargetBody),
+          responses: { 201: json('added', 'AddedExtractionTarget'), ...errors([400, ...GUARDED]) },
         },
       },
       '/v1/extraction/targets/{id}': {
         delete: {
           summary: 'Remove a configured subject',
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: { 200: ok({ type: 'object' }), 404: { description: 'not a configured subject' }, ...errors },
+          parameters: [pathParameter('id', 'Entity id of the subject.')],
+          responses: {
+            200: json('removed', 'RemovedExtractionTarget'),
+            ...errors([404, ...GUARDED], { 404: 'not a configured subject' }),
+          },
         },
       },
       '/v1/spikes': {
         get: {
-          summary: 'Current and past spike episodes',
-          parameters: [
-            { name: 'state', in: 'query', schema: { type: 'string', enum: ['open', 'ended', 'all'] } },
-            { name: 'entity', in: 'query', schema: { type: 'string' } },
-            { name: 'granularity', in: 'query', schema: { type: 'string', enum: ['day', 'hour'] } },
-            { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
-          ],
-          responses: { 200: ok({ type: 'object' }), ...errors },
+          summary: 'Current and past spike episodes, open ones first, each with its latest state',
+          parameters: queryParameters(spikeListQuery),
+          responses: { 200: json('OK', 'SpikeList'), ...errors([400, ...GUARDED]) },
         },
       },
       '/v1/spikes/{id}': {
         get: {
           summary: 'One spike episode with its states',
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: { 200: ok({ type: 'object' }), 404: { description: 'no such spike' } },
+          parameters: [pathParameter('id', 'Spike id.')],
+          responses: { 200: json('OK', 'SpikeEpisode'), ...errors([404, ...GUARDED], { 404: 'no such spike' }) },
         },
       },
       '/v1/spikes/digest': {
         get: {
           summary: "A day's spike stories ranked by significance and volume, within the alert budget",
-          parameters: [
-            { name: 'date', in: 'query', schema: { type: 'string', format: 'date' } },
-            { name: 'all', in: 'query', schema: { type: 'string', enum: ['true', 'false'] } },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
-          ],
-          responses: { 200: ok({ type: 'object' }), ...errors },
+          parameters: queryParameters(digestQuery),
+          responses: { 200: json('OK', 'Digest'), ...errors([400, ...GUARDED]) },
         },
       },
       '/v1/spikes/stream': {
         get: {
           summary:
-            'Server-sent events: one "spike" event per new alert state, a "story" event per story delivered within the budget; resume with Last-Event-ID',
-          responses: { 200: { description: 'text/event-stream' } },
+            'Server-sent events: one "spike" event per new alert state (data: a SpikeAlert), a "story" event per ' +
+            'story delivered within the budget (data: a Story); resume with Last-Event-ID',
+          parameters: [
+            {
+              name: 'access_token',
+              in: 'query',
+              description: "The API key, for clients that cannot set headers (a browser's EventSource).",
+              schema: { type: 'string' },
+            },
+            {
+              name: 'Last-Event-ID',
+              in: 'header',
+              description: 'The id of the last event received: the stream resumes after it.',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            ...errors(GUARDED),
+          },
+        },
+      },
+      '/v1/openapi.json': {
+        get: {
+          summary: 'This document',
+          security: noKey,
+          responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: {} } } } },
+        },
+      },
+      '/healthz': {
+        get: {
+          summary: 'The server answers',
+          security: noKey,
+          responses: { 200: json('OK', 'Health'), ...errors([421]) },
+        },
+      },
+      '/': {
+        get: {
+          summary: 'The web dashboard',
+          security: noKey,
+          responses: {
+            200: { description: 'Its page', content: { 'text/html': { schema: { type: 'string' } } } },
+            304: { description: 'Not modified (If-None-Match)' },
+            ...errors([404, 421], { 404: 'the dashboard files are not installed' }),
+          },
+        },
+      },
+      '/web/{file}': {
+        get: {
+          summary: "The dashboard's scripts, styles and icons",
+          security: noKey,
+          parameters: [pathParameter('file', 'A file under the web root (it may contain slashes).')],
+          responses: {
+            200: { description: 'The file, with its content type' },
+            304: { description: 'Not modified (If-None-Match)' },
+            ...errors([404, 421], { 404: 'no such file' }),
+          },
         },
       },
     },

@@ -9,18 +9,17 @@
  * (with Retry-After), 503 datastore_unavailable, 504 timeout.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import type { ChatModel } from '../processors/extract/chat-model.js';
 import {
   DEFAULT_FUSION,
   DEFAULT_PER_ARTICLE,
-  MAX_K,
   parseSearchRequest,
   type SearchRequest,
 } from '../processors/query/search-request.js';
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
 import { answerQuestion } from '../streams/retrieval/answer-question.js';
 import { openApiDocument } from './openapi.js';
+import { timelineQuery } from './api-schemas.js';
 import { DatastoreUnavailable, EmbeddingModelMismatch, RetrievalTimeout } from '../streams/datastore/datastore.js';
 import type { Retriever } from '../streams/retrieval/retrieve.js';
 
@@ -29,14 +28,6 @@ export interface QueryRoutesOptions extends ApiAccess {
   chat?: ChatModel;
   now?: () => number;
 }
-
-const timelineQuery = z
-  .object({
-    date: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
-    before: z.iso.datetime({ offset: true }).optional(),
-    limit: z.coerce.number().int().min(1).max(MAX_K).default(50),
-  })
-  .strict();
 
 function parameters(request: FastifyRequest): unknown {
   return request.method === 'POST' ? request.body : request.query;

@@ -15,12 +15,12 @@
  * `?access_token=<key>`, since a browser's EventSource cannot set headers.
  */
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import type { SpikeEvent } from '../processors/spikes/spike-book.js';
 import { alertJson, episodeJson } from '../processors/spikes/alert-view.js';
 import { digestJson, storyJson } from '../processors/spikes/digest-view.js';
 import type { SpikeFeed } from '../streams/views/spike-feed.js';
 import { guardScope, sendApiError as sendError, type ApiAccess } from './api-access.js';
+import { digestQuery, spikeListQuery } from './api-schemas.js';
 
 export interface SpikeRoutesOptions extends ApiAccess {
   feed: SpikeFeed;
@@ -29,26 +29,6 @@ export interface SpikeRoutesOptions extends ApiAccess {
   /** A stream client that falls this far behind is disconnected rather than buffered for. Default 1 MiB. */
   maxBufferedBytes?: number;
 }
-
-const MAX_LIMIT = 1000;
-
-const listQuery = z
-  .object({
-    state: z.enum(['open', 'ended', 'all']).default('all'),
-    entity: z.string().min(1).max(512).optional(),
-    granularity: z.enum(['day', 'hour']).optional(),
-    since: z.iso.datetime({ offset: true }).optional(),
-    limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(100),
-  })
-  .strict();
-
-const digestQuery = z
-  .object({
-    date: z.iso.date().optional(),
-    all: z.enum(['true', 'false']).default('false'),
-    limit: z.coerce.number().int().min(1).max(MAX_LIMIT).optional(),
-  })
-  .strict();
 
 export function registerSpikeRoutes(app: FastifyInstance, options: SpikeRoutesOptions): void {
   const { feed } = options;
@@ -59,7 +39,7 @@ export function registerSpikeRoutes(app: FastifyInstance, options: SpikeRoutesOp
     guardScope(scope, options, ['/v1/spikes/stream']);
 
     scope.get('/v1/spikes', async (request, reply) => {
-      const parsed = listQuery.safeParse(request.query);
+      const parsed = spikeListQuery.safeParse(request.query);
       if (!parsed.success) {
         const message = parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ');
         return sendError(reply, 400, 'invalid_query', message);

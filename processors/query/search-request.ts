@@ -56,7 +56,9 @@ export const searchRequestSchema = z
   .object({
     q: z.string().trim().min(1, 'must not be empty').max(MAX_QUERY_CHARS, `at most ${MAX_QUERY_CHARS} characters`),
     /** Query time; a bare date means the end of that day (UTC). Default: now. */
-    date: instant.optional(),
+    date: instant
+      .optional()
+      .describe('Query time t_q (ISO 8601; a bare date means the end of that day, UTC). Default: now.'),
     k: z.coerce.number().int().min(1).max(MAX_K).default(10),
     /**
      * tempralm over chunks by default: on 500 RealTime QA questions (246 answerable) it found the
@@ -68,33 +70,73 @@ export const searchRequestSchema = z
     store: z.enum(STORES).default(DEFAULT_STORE),
     constraint: z.enum(CONSTRAINTS).default('none'),
     /** Anchor of the constraint; default the query time. */
-    constraint_date: instant.optional(),
+    constraint_date: instant.optional().describe('Anchor of the constraint; default t_q.'),
     /** r of the temporal widening and the half-width of `around`. */
-    window_days: z.coerce.number().int().min(0).max(MAX_WINDOW_DAYS).default(7),
+    window_days: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_WINDOW_DAYS)
+      .default(7)
+      .describe('r of the temporal widening and half-width of "around".'),
     /** TempRALM's α (scale of the temporal score before normalisation). */
-    alpha: z.coerce.number().min(0).max(1000).default(DEFAULT_ALPHA),
+    alpha: z.coerce
+      .number()
+      .min(0)
+      .max(1000)
+      .default(DEFAULT_ALPHA)
+      .describe("TempRALM's α: the weight of recency against relevance (0: relevance alone)."),
     /**
      * 2: also retrieve the events of the entities the first results connect the question to
      * (EventRAG-style multi-hop over the interaction graph), under the same time bounds.
      */
-    hops: z.coerce.number().int().min(1).max(MAX_HOPS).default(1),
+    hops: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_HOPS)
+      .default(1)
+      .describe(
+        'Rounds of retrieval along the entity graph: 2 also brings the events of the entities the first results connect the question to (multi-hop).',
+      ),
     /**
      * How lexical (BM25) and dense relevance are fused: reciprocal-rank fusion, a calibrated weighted
      * sum, or one of them alone.
      */
-    fusion: z.enum(FUSION_MODES).default(DEFAULT_FUSION),
+    fusion: z
+      .enum(FUSION_MODES)
+      .default(DEFAULT_FUSION)
+      .describe(
+        'How lexical (BM25 over text, headline and entity names) and dense relevance are fused: reciprocal-rank fusion, a weighted sum of normalised scores, or one alone.',
+      ),
     /**
      * At most this many results from one article among the k (0: no cap): the other reports of the
      * news get the places that overlapping windows and statements of one article would take.
      */
-    per_article: z.coerce.number().int().min(0).max(MAX_PER_ARTICLE).default(DEFAULT_PER_ARTICLE),
+    per_article: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_PER_ARTICLE)
+      .default(DEFAULT_PER_ARTICLE)
+      .describe(
+        'At most this many items from one article among the k (0: no cap), so that one report does not fill the results.',
+      ),
     /**
      * Read the question's own time words ("last week", "in March 2023", "the latest") as its time
      * scope and recency (default). An explicit `constraint` or `constraint_date` replaces the scope.
      */
-    time_words: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(true),
+    time_words: z
+      .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
+      .default(true)
+      .describe(
+        'Read the question\'s own time words ("last week", "in March 2023", "the latest") as its time scope and recency; an explicit constraint replaces them.',
+      ),
     /** Explicitly allow documents published after the query time (never the default). */
-    include_future: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(false),
+    include_future: z
+      .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
+      .default(false)
+      .describe('Also return documents published after t_q (never the default).'),
   })
   .strict();
 
