@@ -41,6 +41,10 @@ import { parseFeed, type FeedEntry, type ParsedFeed } from './parse-feed.js';
 import { redactUrl, redactUrlsIn } from '../../schemas/connection-config.js';
 import { addressRefusalIn } from '../../schemas/outbound-address-policy.js';
 import type { Article } from '../../schemas/records.generated.js';
+import { backoffCeiling, parseRetryAfter, relativeJitter } from '../retry/backoff.js';
+
+/** Callers and tests of the poller read Retry-After through it. */
+export { parseRetryAfter };
 
 export interface FeedSubscription {
   url: string;
@@ -220,13 +224,14 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
   const timers = new Map<string, NodeJS.Timeout>();
   let started = false;
 
-  const jittered = (ms: number): number => Math.round(ms * (1 + jitter * (2 * random() - 1)));
+  const jittered = (ms: number): number => Math.round(relativeJitter(ms, jitter, random));
 
   const nextDelay = (feed: FeedSubscription, failures: number, retryAfterMs?: number): number => {
     const interval = feed.intervalSeconds * 1000;
     if (failures === 0) return jittered(interval);
     const cap = Math.max(interval, maxBackoffMs);
-    const backoff = Math.min(interval * 2 ** Math.min(failures, 30), cap);
+    // interval · 2^failures: the first failure already waits twice the interval.
+    const backoff = backoffCeiling(failures + 1, { baseMs: interval, capMs: cap });
     return Math.max(jittered(backoff), Math.min(retryAfterMs ?? 0, cap));
   };
 
@@ -650,15 +655,6 @@ export async function fetchLimited(
 
 function tooLarge(maxBytes: number): LimitedResponse {
   return { ok: false, error: 'too_large', message: `body larger than ${maxBytes} bytes` };
-}
-
-/** Retry-After in ms from now: delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }
 
 /**

@@ -20,6 +20,7 @@ import { z } from 'zod';
 import { redactUrl, Secret } from '../../schemas/connection-config.js';
 import { addressRefusalIn } from '../../schemas/outbound-address-policy.js';
 import type { SpikeAlert, SpikeGranularity, SpikeState } from '../../schemas/records.generated.js';
+import { parseRetryAfter, retryDelay } from '../retry/backoff.js';
 import { alertKey } from './spike-book.js';
 
 export interface WebhookEndpoint {
@@ -48,14 +49,6 @@ export function signWebhook(secret: string, timestampSeconds: number, body: stri
 
 export function wantsAlert(endpoint: WebhookEndpoint, alert: SpikeAlert): boolean {
   return endpoint.states.includes(alert.state) && endpoint.granularities.includes(alert.granularity);
-}
-
-function retryAfterMs(header: string | null): number | undefined {
-  if (header === null) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 /** Delivers one alert to one endpoint, retrying what may succeed later; never throws. */
@@ -93,7 +86,7 @@ export async function deliverWebhook(
       reason = `HTTP ${response.status}`;
       const retriable = response.status === 408 || response.status === 429 || response.status >= 500;
       if (!retriable) return { ok: false, attempts: attempt, reason };
-      wait = retryAfterMs(response.headers.get('retry-after'));
+      wait = parseRetryAfter(response.headers.get('retry-after'), Date.now());
     } catch (error) {
       const refusal = addressRefusalIn(error);
       if (refusal !== undefined) return { ok: false, attempts: attempt, reason: `address_refused: ${refusal.message}` };
@@ -101,8 +94,7 @@ export async function deliverWebhook(
       reason = error instanceof Error && error.name === 'TimeoutError' ? 'timeout' : 'unreachable';
     }
     if (attempt < retry.attempts) {
-      const backoff = Math.random() * Math.min(retry.capMs, retry.baseMs * 2 ** (attempt - 1));
-      await sleep(Math.min(retry.capMs, wait ?? backoff));
+      await sleep(retryDelay(attempt, retry, Math.random, wait));
     }
   }
   return { ok: false, attempts: retry.attempts, reason };

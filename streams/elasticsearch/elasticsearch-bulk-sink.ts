@@ -1,6 +1,7 @@
 import type { estypes } from '@elastic/elasticsearch';
 import { z } from 'zod';
 import { ConfigError } from '../../schemas/local-infra-config.js';
+import { fullJitterDelay } from '../../processors/retry/backoff.js';
 import { classifyBulkItem, classifyBulkResponseError, type BulkWriteOp } from './classify-bulk-item.js';
 import type { Sink } from '../runtime/sink.js';
 import { asStageError, StageError } from '../runtime/stage-error.js';
@@ -86,10 +87,9 @@ export type ElasticsearchBulkSinkOptions = Partial<z.input<typeof optionsSchema>
   random?: () => number;
 };
 
-/** Full jitter (AWS architecture blog): spreads retries of many writers evenly over the window. */
+/** Full jitter, in whole milliseconds: spreads retries of many writers evenly over the window. */
 export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random: () => number): number {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.floor(random() * ceiling);
+  return Math.floor(fullJitterDelay(attempt, { baseMs, capMs: maxMs }, random));
 }
 
 const MESSAGE_LIMIT = 500;

@@ -9,6 +9,7 @@ import {
   type EmbeddingPurpose,
 } from '../../processors/embed/embedder.js';
 import { normalizeInPlace } from '../../processors/embed/normalize-vector.js';
+import { retryAfterFromHeaders, retryDelay } from '../../processors/retry/backoff.js';
 
 export interface OpenAiEmbedderOptions {
   /** Base URL of an OpenAI-compatible API, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`. */
@@ -36,16 +37,6 @@ export interface OpenAiEmbedderOptions {
 /** Statuses worth another attempt: the request may succeed later unchanged (the client's own list). */
 function retriableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
-}
-
-function retryAfterMs(headers: Headers | undefined): number | undefined {
-  const header = headers?.get('retry-after-ms') ?? undefined;
-  if (header !== undefined && Number.isFinite(Number(header))) return Math.max(0, Number(header));
-  const seconds = headers?.get('retry-after') ?? undefined;
-  if (seconds === undefined) return undefined;
-  if (Number.isFinite(Number(seconds))) return Math.max(0, Number(seconds) * 1000);
-  const date = Date.parse(seconds);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 /** Error text from a server is cut short: it may echo input, and it ends up in logs. */
@@ -205,10 +196,9 @@ export class OpenAiEmbedder implements Embedder {
       } catch (caught) {
         const failure = classifyEmbeddingFailure(caught);
         if (!failure.retriable || attempt >= this.#retry.attempts || this.#closed) throw failure;
-        if (caught instanceof APIError) wait = retryAfterMs(caught.headers as Headers | undefined);
+        if (caught instanceof APIError) wait = retryAfterFromHeaders(caught.headers as Headers | undefined, Date.now());
       }
-      const backoff = this.#random() * Math.min(this.#retry.capMs, this.#retry.baseMs * 2 ** (attempt - 1));
-      await this.#sleep(Math.min(this.#retry.capMs, wait ?? backoff));
+      await this.#sleep(retryDelay(attempt, this.#retry, this.#random, wait));
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import { PartitionAssigners } from 'kafkajs';
+import { backoffCeiling, type BackoffPolicy } from '../../processors/retry/backoff.js';
 import { singleActiveAssigner, type SingleActiveState } from './single-active-assigner.js';
 import { CompressionTypes, Partitioners } from 'kafkajs';
 import type {
@@ -162,6 +163,8 @@ class TopicsNotReady extends Error {
   }
 }
 
+const KAFKA_ADMIN_BACKOFF: BackoffPolicy = { baseMs: 100, capMs: 2000 };
+
 /** Runs an admin call again on retriable errors (stale metadata, a topic being created), with backoff. */
 export async function withKafkaRetries<T>(call: () => Promise<T>, attempts = 10): Promise<T> {
   for (let attempt = 0; ; attempt++) {
@@ -169,7 +172,8 @@ export async function withKafkaRetries<T>(call: () => Promise<T>, attempts = 10)
       return await call();
     } catch (error) {
       if (!isRetriableKafkaError(error) || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+      // No jitter: these are one process's own admin calls, not a crowd to spread.
+      await new Promise((resolve) => setTimeout(resolve, backoffCeiling(attempt + 1, KAFKA_ADMIN_BACKOFF)));
     }
   }
 }

@@ -16,6 +16,7 @@ import {
   type ChatRequest,
 } from '../../processors/extract/chat-model.js';
 import { llmConfigFromEnv, type LlmConfig, type LlmConfigOptions } from '../../processors/extract/llm-config.js';
+import { retryAfterFromHeaders, retryDelay } from '../../processors/retry/backoff.js';
 import { llmMetrics, type LlmMetrics } from './llm-metrics.js';
 import { RequestSlots } from '../../processors/extract/request-slots.js';
 import {
@@ -220,11 +221,11 @@ export class OpenAiChatModel implements ChatModel {
         const failure = classifyChatFailure(caught, this.#secret());
         if (!failure.retriable || attempt >= retry.attempts || this.#closing.signal.aborted) throw failure;
         this.#metrics.retry(failure.code);
-        if (caught instanceof APIError) waitMs = retryAfterMs(caught.headers as Headers | undefined);
+        if (caught instanceof APIError)
+          waitMs = retryAfterFromHeaders(caught.headers as Headers | undefined, Date.now());
       }
       // Full jitter: callers that failed together do not come back together.
-      const backoff = this.#random() * Math.min(retry.capMs, retry.baseMs * 2 ** (attempt - 1));
-      await this.#sleep(Math.min(retry.capMs, waitMs ?? backoff), this.#closing.signal);
+      await this.#sleep(retryDelay(attempt, retry, this.#random, waitMs), this.#closing.signal);
     }
   }
 
@@ -307,16 +308,6 @@ export function chatModelFromEnv(
 
 function validCount(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
-}
-
-function retryAfterMs(headers: Headers | undefined): number | undefined {
-  const milliseconds = headers?.get('retry-after-ms') ?? undefined;
-  if (milliseconds !== undefined && Number.isFinite(Number(milliseconds))) return Math.max(0, Number(milliseconds));
-  const seconds = headers?.get('retry-after') ?? undefined;
-  if (seconds === undefined) return undefined;
-  if (Number.isFinite(Number(seconds))) return Math.max(0, Number(seconds) * 1000);
-  const date = Date.parse(seconds);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 /** Server text is cut short (it may echo the prompt) and cleared of the key (some servers echo that too). */

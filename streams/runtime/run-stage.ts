@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isObservable, lastValueFrom, toArray, type Observable } from 'rxjs';
+import { fullJitterDelay, type BackoffPolicy } from '../../processors/retry/backoff.js';
 import { DeadLetterWriter } from './dead-letter-writer.js';
 import type { StageMetrics } from '../telemetry/metrics.js';
 import type { InputHandle } from './offset-watermarks.js';
@@ -66,7 +67,7 @@ export interface StageConfig<In> {
   shutdownTimeoutMs?: number;
   /** Attempts of a processor failing with a retriable error before the stage gives up. Default 5. */
   maxProcessorAttempts?: number;
-  backoff?: { baseMs: number; capMs: number };
+  backoff?: BackoffPolicy;
   metrics?: StageMetrics;
   log?: StageLogger;
   /** Where permanent failures go. Default `neon.dlq`. */
@@ -104,9 +105,12 @@ class AbandonedAtStop extends Error {
 /** The dead-letter topic's name among the sinks, in `neon_stage_retries_total`. */
 const DEAD_LETTER_SINK = 'dead-letters';
 
-function backoffMs(attempt: number, base: number, cap: number): number {
-  // Full jitter: spreads retries of many inputs instead of synchronising them.
-  return Math.random() * Math.min(cap, base * 2 ** Math.min(attempt, 20));
+/**
+ * Full jitter spreads retries of many inputs instead of synchronising them. The loops count their
+ * first retry as 0 (sinks, dead letters) or 1 (the processor): either way a ceiling of base · 2^attempt.
+ */
+function backoffMs(attempt: number, policy: BackoffPolicy): number {
+  return fullJitterDelay(attempt + 1, policy);
 }
 
 function collect(result: Observable<StageOutput> | Promise<StageOutput[]> | StageOutput[]): Promise<StageOutput[]> {
@@ -182,7 +186,7 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
         }
         metrics?.retries.inc(DEAD_LETTER_SINK);
         metrics?.errors.inc(failure.code);
-        await sleep(backoffMs(attempt, backoff.baseMs, backoff.capMs));
+        await sleep(backoffMs(attempt, backoff));
       }
     }
     stats.deadLettered += 1;
@@ -220,7 +224,7 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
         if (failure.disposition === 'fatal') throw failure;
         metrics?.retries.inc(sink.name);
         metrics?.errors.inc(failure.code);
-        await sleep(backoffMs(attempt, backoff.baseMs, backoff.capMs));
+        await sleep(backoffMs(attempt, backoff));
       }
     }
   };
@@ -262,7 +266,7 @@ export async function startStage<In>(transport: Transport, config: StageConfig<I
         }
         if (failure.disposition === 'fatal' || attempt >= maxProcessorAttempts) throw failure;
         metrics?.errors.inc(failure.code);
-        await sleep(backoffMs(attempt, backoff.baseMs, backoff.capMs));
+        await sleep(backoffMs(attempt, backoff));
       }
     }
     handle.addOutputs(outputs.length);
