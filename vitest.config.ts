@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 /**
  * Two projects:
  * - `unit`: pure logic and in-process runs (the embedded product included), no servers, parallel;
+ *   the evaluation's own tests (`eval/test/`) too, since tests may not import `eval/`;
  * - `integration`: everything that needs real Kafka and Elasticsearch, found or started once by the
  *   global setup, plus the end-to-end tests of `test/e2e/` (the product as a subprocess in both
  *   modes, the dashboard in a real Chromium). Files run one at a time in one process, so a 2-core
@@ -15,7 +16,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'eval/test/**/*.test.ts'],
           testTimeout: 15_000,
         },
       },

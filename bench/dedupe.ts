@@ -5,7 +5,7 @@
  *   npm run bench -- dedupe [--sizes 1000,10000,100000] [--threshold 0.5] [--bands 30 --rows 3]
  *                           [--sample-rows 200] [--brute-force-max 10000] [--sentences 5] [--overlap 1]
  *
- * Data: the RealTime QA search-result documents (read at run time through eval/dev-data.ts, never
+ * Data: the RealTime QA search-result documents (read at run time through devkit/dev-data.ts, never
  * copied), each URL once, dated ones in publication order, split into sentences by a simple regex
  * and cut into windows of `sentences` sentences sharing `overlap` (chunk-article.ts's windows). The
  * first n chunks make the corpus of size n. Skips (exit 0) when the data is absent.
@@ -18,7 +18,7 @@
  *    pair is multiplied by n(n−1)/2 (`exact_extrapolated: true`). Where both are possible the
  *    sampled estimate is reported next to the measured time, to show how good the estimate is.
  *  - recall: of the pairs with Jaccard ≥ threshold, the share LSH reports. The true pairs come from
- *    an exact prefix-filter join (eval/similarity-join.ts): any pair at or above the
+ *    an exact prefix-filter join (devkit/similarity-join.ts): any pair at or above the
  *    threshold shares a shingle among each side's rarest |x| − ⌈t|x|⌉ + 1, so indexing those and
  *    verifying every candidate with the real Jaccard finds all of them; it is checked against the
  *    brute force wherever that runs in full. LSH never reports a false pair (it verifies), so
@@ -37,11 +37,11 @@ import {
   lshSimilarPairs,
   pairKey,
   type SimilarPair,
-} from '../eval/similarity-join.js';
+} from '../devkit/similarity-join.js';
 import { jaccard, shingles } from '../processors/dedupe/trigram-shingles.js';
 import type { Chunk } from '../schemas/records.generated.js';
-import { devDataPath, missingDevDataMessage } from '../eval/dev-data.js';
-import { readRealtimeQaDocs } from '../eval/dedupe-quality.js';
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
+import { readRealtimeQaDocs } from '../devkit/realtimeqa-documents.js';
 import { writeBenchResults } from './results.js';
 
 interface Settings {

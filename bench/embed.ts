@@ -45,7 +45,7 @@ import { IntakeRejection } from '../processors/intake/article-input.js';
 import { loadRealtimeQaDocs } from '../processors/intake/load-realtimeqa.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import { splitSentences } from '../processors/markup/split-sentences.js';
-import { devDataPath, missingDevDataMessage } from '../eval/dev-data.js';
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
 import { writeBenchResults } from './results.js';
 
 /** The model every ratio is taken against: the local default. */

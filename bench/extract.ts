@@ -29,11 +29,11 @@ import {
 } from '../processors/intake/load-wikipedia-current-events.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import type { Article, InteractionVariant } from '../schemas/records.generated.js';
-import { CURRENT_EVENTS_DATASET, CURRENT_EVENTS_NOW } from '../eval/current-events-mentions.js';
-import { devDataPath, missingDevDataMessage } from '../eval/dev-data.js';
-import { markChunkDedupe } from '../eval/process-articles.js';
-import { fakeExtractionReply } from '../test/harness/fake-extraction-llm.js';
-import { startFakeOpenAiServer } from '../test/harness/fake-openai-server.js';
+import { CURRENT_EVENTS_DATASET, CURRENT_EVENTS_NOW } from '../devkit/current-events-mentions.js';
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
+import { markChunkDedupe } from '../devkit/process-articles.js';
+import { fakeExtractionReply } from '../devkit/fake-extraction-llm.js';
+import { startFakeOpenAiServer } from '../devkit/fake-openai-server.js';
 import { machineFacts, writeBenchResults } from './results.js';
 import { join } from 'node:path';
 

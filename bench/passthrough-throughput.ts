@@ -1,5 +1,5 @@
 /**
- * Throughput of the pass-through stage (test/fixtures/passthrough-stage.ts) on real Kafka and
+ * Throughput of the pass-through stage (devkit/passthrough-stage.ts) on real Kafka and
  * Elasticsearch, next to a bare kafkajs → `_bulk` loop doing the same work: the ceiling. Shared
  * machines are noisy, so the figure that matters is the ratio neon/bare measured side by side in one
  * run, with the order of the two contenders alternating from round to round.
@@ -9,8 +9,8 @@
  * Prints the result as JSON, then as a table. Exits 1 if a run did not reach the expected documents
  * (a correctness failure, not a slow result), 2 on bad arguments.
  *
- * test/harness/passthrough-scenario.ts and invariants.ts import vitest (which refuses to load outside
- * its runner), so the scenario, the producer and the committed-offsets check are mirrored here.
+ * The scenario, the producer and the committed-offsets check come from devkit/; test/harness/invariants.ts
+ * imports vitest (which refuses to load outside its runner), so what this run checks is written here.
  */
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { logLevel, type Admin, type Consumer, type Kafka } from 'kafkajs';
@@ -25,15 +25,10 @@ import { ElasticsearchBulkSink, type BulkSinkSettings } from '../streams/elastic
 import { createElasticsearchClient } from '../streams/elasticsearch/elasticsearch-client.js';
 import { createKafkaClient } from '../streams/kafka/kafka-client.js';
 import type { StageStats } from '../streams/runtime/run-stage.js';
-import { acquireTestInfrastructure, type TestInfrastructure } from '../test/harness/acquire-infrastructure.js';
-import { committedToEnd } from '../test/harness/kafka-progress.js';
-import { passthroughScenario, produce } from '../test/harness/passthrough-scenario.js';
-import {
-  documentIds,
-  encodeArticle,
-  sampleArticle,
-  startPassthroughStage,
-} from '../test/fixtures/passthrough-stage.js';
+import { acquireTestInfrastructure, type TestInfrastructure } from '../devkit/acquire-infrastructure.js';
+import { committedToEnd } from '../devkit/kafka-progress.js';
+import { passthroughScenario, produce } from '../devkit/passthrough-scenario.js';
+import { documentIds, encodeArticle, sampleArticle, startPassthroughStage } from '../devkit/passthrough-stage.js';
 
 type Contender = 'neon' | 'bare';
 
@@ -602,7 +597,7 @@ async function main(): Promise<number> {
       pollMs: POLL_MS,
       timeoutSeconds: timeoutMs / 1000,
       neon: {
-        what: 'startPassthroughStage (test/fixtures/passthrough-stage.ts): kafka transport defaults, maxInFlight 500, commit every 1 s',
+        what: 'startPassthroughStage (devkit/passthrough-stage.ts): kafka transport defaults, maxInFlight 500, commit every 1 s',
         bulkSink: ctx.neonSinkSettings ?? null,
         endCondition: 'committed offsets at the end of every partition AND the index holds the expected count',
       },

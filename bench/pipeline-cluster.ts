@@ -13,8 +13,8 @@ import type { Admin } from 'kafkajs';
 import { STAGE_CATALOG, stageDescriptor, type StageName } from '../streams/pipeline/stage-catalog.js';
 import { NAME_PREFIX, TOPIC_NAMES } from '../streams/pipeline/topics.js';
 import { withKafkaRetries } from '../streams/kafka/kafka-transport.js';
-import { runNeon, type CliRun } from '../test/harness/cli-process.js';
-import { committedToEnd } from '../test/harness/kafka-progress.js';
+import { runNeon, type CliRun } from '../devkit/cli-process.js';
+import { committedToEnd } from '../devkit/kafka-progress.js';
 
 const RUN_ID = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
 

@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import type { Client } from '@elastic/elasticsearch';
 import { logLevel } from 'kafkajs';
 import { BUNDLED_SAMPLE } from '../bin/commands/news-source.js';
-import { devDataPath } from '../eval/dev-data.js';
+import { devDataPath } from '../devkit/dev-data.js';
 import { ensureEmbeddingModel } from '../infra/models/download-embedding-model.js';
 import { embedderConfigFromEnv } from '../processors/embed/embedder-config.js';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODEL_PINS } from '../processors/embed/model-pins.js';
@@ -38,9 +38,9 @@ import {
   acquireTestInfrastructure,
   MissingInfrastructureError,
   type TestInfrastructure,
-} from '../test/harness/acquire-infrastructure.js';
-import { buildDist, type CliRun } from '../test/harness/cli-process.js';
-import { startFakeOpenAiServer, type FakeOpenAiServer } from '../test/harness/fake-openai-server.js';
+} from '../devkit/acquire-infrastructure.js';
+import { buildDist, type CliRun } from '../devkit/cli-process.js';
+import { startFakeOpenAiServer, type FakeOpenAiServer } from '../devkit/fake-openai-server.js';
 import {
   deleteIndices,
   deleteTopicsAndGroups,

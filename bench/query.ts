@@ -60,9 +60,9 @@ import { ensureDatastores, monthlyIndices } from '../streams/elasticsearch/datas
 import { createElasticsearchClient } from '../streams/elasticsearch/elasticsearch-client.js';
 import { Retriever } from '../streams/retrieval/retrieve.js';
 import { ElasticsearchDatastore } from '../streams/elasticsearch/elasticsearch-datastore.js';
-import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
+import { acquireTestInfrastructure } from '../devkit/acquire-infrastructure.js';
 import { writeBenchResults } from './results.js';
-import { currentEventsArticles, newsVocabulary, SyntheticNews } from './synthetic-news.js';
+import { currentEventsArticles, newsVocabulary, SyntheticNews } from '../devkit/synthetic-news.js';
 
 const { values: args } = parseArgs({
   options: {

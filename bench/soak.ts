@@ -8,7 +8,7 @@
  * Every stage runs in this process, as `neon start` runs them: on the embedded transport and
  * datastore by default, on Kafka + Elasticsearch (KAFKA_BROKERS / ES_URL, fresh topic and index
  * prefixes, deleted at the end) with `--cluster`. The embedder is the product's default (the local
- * model) and extraction the offline extractor. Articles are synthetic news (bench/synthetic-news.ts:
+ * model) and extraction the offline extractor. Articles are synthetic news (devkit/synthetic-news.ts:
  * word and name frequencies of the bundled Current Events sample; only the names capitalised),
  * endless and never repeated, so the dedupe stage keeps them, with publication times 5 minutes apart,
  * so the spike detector's days go by.
@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { Transport } from '../streams/runtime/transport.js';
-import type { SyntheticStatement } from './synthetic-news.js';
+import type { SyntheticStatement } from '../devkit/synthetic-news.js';
 
 const HEAP_GROWTH_TARGET_MIB = 64;
 /** The measured phase offers this share of the rate the warm-up reached. */
@@ -234,7 +234,7 @@ async function main(): Promise<number> {
     import('../bin/commands/product-runtime.js'),
     import('../streams/pipeline/article-publisher.js'),
     import('../processors/intake/normalize-article.js'),
-    import('./synthetic-news.js'),
+    import('../devkit/synthetic-news.js'),
     import('./results.js'),
   ]);
   type Runtime = Awaited<ReturnType<typeof startProductRuntime>>;
@@ -477,7 +477,7 @@ async function main(): Promise<number> {
         rate: settings.rate ?? `auto (${OFFERED_SHARE} of the warm-up's rate)`,
         embedder: running.embedder.model,
         extractor: running.pipeline.extraction.extractor,
-        articles: 'synthetic news (bench/synthetic-news.ts), 8-17 statements each, event time 5 min apart',
+        articles: 'synthetic news (devkit/synthetic-news.ts), 8-17 statements each, event time 5 min apart',
         heap_figures: 'main thread, after a forced full GC at each sample',
       },
       stopped_early: abort.signal.aborted,

@@ -16,7 +16,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parseArgs } from 'node:util';
 import { logLevel } from 'kafkajs';
-import { currentEventsMentions } from '../eval/current-events-mentions.js';
+import { currentEventsMentions } from '../devkit/current-events-mentions.js';
 import { SpikeDetector } from '../processors/spikes/detect-spikes.js';
 import { DAY_MS } from '../processors/spikes/spike-rule.js';
 import { encodeRecord } from '../schemas/avro-codec.js';
@@ -25,9 +25,9 @@ import { createKafkaClient } from '../streams/kafka/kafka-client.js';
 import { createKafkaTransport } from '../streams/kafka/kafka-transport.js';
 import { topicRecord } from '../streams/runtime/record-codec.js';
 import { startSpikeStage } from '../streams/stages/spike-stage.js';
-import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
-import { committedToEnd, waitUntil } from '../test/harness/kafka-progress.js';
-import { freshSpikeTopics } from '../test/harness/spike-topics.js';
+import { acquireTestInfrastructure } from '../devkit/acquire-infrastructure.js';
+import { committedToEnd, waitUntil } from '../devkit/kafka-progress.js';
+import { freshSpikeTopics } from '../devkit/spike-topics.js';
 import { writeBenchResults } from './results.js';
 
 const { values: args } = parseArgs({

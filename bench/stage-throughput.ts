@@ -12,7 +12,7 @@ import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import { EntityRegistry } from '../processors/markup/entity-registry.js';
 import { markArticle } from '../processors/markup/mark-article.js';
 import type { Article, Chunk, MarkedArticle } from '../schemas/records.generated.js';
-import { devDataPath, missingDevDataMessage } from '../eval/dev-data.js';
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
 import { writeBenchResults } from './results.js';
 
 interface StageFigure {

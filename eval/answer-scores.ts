@@ -6,7 +6,7 @@
  * the first hop's best ⌈k/2⌉ before the hop's own results, so its @5 is that of a top-10 list.
  */
 import { ANSWER_RERANKERS, findAnswerMentions, rerankAnswers, type AnswerReranker } from './rerank-answers.js';
-import { bootstrapMeanInterval, wilsonInterval, type Interval } from './interval-statistics.js';
+import { bootstrapMeanInterval, wilsonInterval, type Interval } from '../devkit/interval-statistics.js';
 import { correctChoice, normaliseText, type Question } from './realtimeqa-data.js';
 
 /** What the scores need of a retrieved item. */

@@ -39,7 +39,7 @@ import { splitSentences } from '../processors/markup/split-sentences.js';
 import { expectedAnswerType } from '../processors/query/answer-type.js';
 import { extractiveAnswer, type AnswerItem } from '../processors/query/compose-answer.js';
 import { spellDate } from '../processors/query/reformulate-query.js';
-import { devDataPath, missingDevDataMessage } from './dev-data.js';
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
 
 const DATASET = 'realtimeqa';
 const { values: args } = parseArgs({

@@ -15,88 +15,23 @@
  *     accepts (boilerplate pages refused), with their cleaned text (boilerplate lines stripped).
  * Disagreements are printed for a person to inspect; the labels are heuristic, not ground truth.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { gunzipSync } from 'node:zlib';
 import { NearDuplicateFilter, resolveDedupeOptions } from '../processors/dedupe/drop-near-duplicates.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import { bandKeys } from '../processors/dedupe/lsh-bands.js';
 import { MinHasher } from '../processors/dedupe/minhash.js';
-import { exactSimilarPairs, lshSimilarPairs, type SimilarPair } from './similarity-join.js';
+import { exactSimilarPairs, lshSimilarPairs, type SimilarPair } from '../devkit/similarity-join.js';
 import { jaccard, shingles, wordTokens } from '../processors/dedupe/trigram-shingles.js';
 import type { Chunk } from '../schemas/records.generated.js';
-import { devDataPath, missingDevDataMessage } from './dev-data.js';
-
-export interface RealtimeQaDoc {
-  url: string;
-  title: string;
-  text: string;
-  /** `YYYY/MM/DD` as given, or null for the few undated documents. */
-  publishDate: string | null;
-}
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
+import { readRealtimeQaDocs } from '../devkit/realtimeqa-documents.js';
 
 const LABELS_FILE = 'derived/neardup_pairs_jaccard_ge_0.5.json';
 /** A text shared by this many near-duplicates is a page template, not a story (see the header). */
 const TEMPLATE_DEGREE = 20;
 const SHOWN_DISAGREEMENTS = 10;
-
-function stringField(value: Record<string, unknown>, key: string): string | null {
-  const v = value[key];
-  return typeof v === 'string' ? v : null;
-}
-
-/**
- * The search-result documents under `dir/docs/<year>/*.jsonl.gz`, each URL once (the first seen;
- * files in name order). Lines that are not JSON or not search results are skipped and counted.
- * Not processors/intake/load-realtimeqa.ts: that loader keeps one document per canonical URL,
- * while the labelled pairs name raw URLs, and every one of them must resolve to a document here.
- */
-export function readRealtimeQaDocs(dir: string): { docs: RealtimeQaDoc[]; badLines: number; files: number } {
-  const docsDir = join(dir, 'docs');
-  const files = existsSync(docsDir)
-    ? readdirSync(docsDir)
-        .sort()
-        .flatMap((year) =>
-          readdirSync(join(docsDir, year))
-            .filter((name) => name.endsWith('.jsonl.gz'))
-            .sort()
-            .map((name) => join(docsDir, year, name)),
-        )
-    : [];
-  const byUrl = new Map<string, RealtimeQaDoc>();
-  let badLines = 0;
-  for (const file of files) {
-    for (const line of gunzipSync(readFileSync(file)).toString('utf8').split('\n')) {
-      if (line.trim() === '') continue;
-      let record: unknown;
-      try {
-        record = JSON.parse(line);
-      } catch {
-        badLines++;
-        continue;
-      }
-      const results = (record as { search_result?: unknown } | null)?.search_result;
-      if (!Array.isArray(results)) {
-        badLines++;
-        continue;
-      }
-      for (const item of results as unknown[]) {
-        if (typeof item !== 'object' || item === null) continue;
-        const doc = item as Record<string, unknown>;
-        const url = stringField(doc, 'url');
-        if (url === null || byUrl.has(url)) continue;
-        byUrl.set(url, {
-          url,
-          title: stringField(doc, 'title') ?? '',
-          text: stringField(doc, 'text') ?? '',
-          publishDate: stringField(doc, 'publish_date'),
-        });
-      }
-    }
-  }
-  return { docs: [...byUrl.values()], badLines, files: files.length };
-}
 
 /** Scheme, `www.`, query, fragment, `/index.html` and trailing slashes removed; host lower-cased. */
 export function comparableUrl(url: string): string {

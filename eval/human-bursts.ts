@@ -14,7 +14,7 @@
 import type { CurrentEventItem } from '../processors/intake/load-wikipedia-current-events.js';
 import { DAY_MS, evaluateRule, NEON_DAY_RULE } from '../processors/spikes/spike-rule.js';
 import type { MarkedArticle } from '../schemas/records.generated.js';
-import { seededRandom, wilsonInterval, type Interval } from './interval-statistics.js';
+import { seededRandom, wilsonInterval, type Interval } from '../devkit/interval-statistics.js';
 
 export interface HumanBurst {
   title: string;

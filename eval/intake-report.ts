@@ -16,7 +16,7 @@ import { createGunzip } from 'node:zlib';
 import { IntakeRejection, type ArticleInput } from '../processors/intake/article-input.js';
 import { canonicalUrl, siteName } from '../processors/intake/canonical-url.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
-import { devDataPath, missingDevDataMessage } from './dev-data.js';
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
 
 interface SearchResult {
   url?: unknown;

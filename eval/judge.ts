@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     import('../streams/llm/openai-chat-model.js'),
     import('../processors/query/search-request.js'),
     import('../streams/retrieval/answer-question.js'),
-    import('./dev-data.js'),
+    import('../devkit/dev-data.js'),
     import('./llm-judge.js'),
     import('./realtimeqa-data.js'),
     import('./realtimeqa-setup.js'),

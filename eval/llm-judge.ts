@@ -12,7 +12,7 @@
  */
 import { ChatModelError, type ChatModel } from '../processors/extract/chat-model.js';
 import { spellDate } from '../processors/query/reformulate-query.js';
-import { bootstrapMeanInterval, type Interval } from './interval-statistics.js';
+import { bootstrapMeanInterval, type Interval } from '../devkit/interval-statistics.js';
 
 export const ATTRIBUTES = ['helpfulness', 'relevance', 'faithfulness'] as const;
 export type Attribute = (typeof ATTRIBUTES)[number];

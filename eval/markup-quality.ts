@@ -18,7 +18,7 @@
  */
 import { join } from 'node:path';
 
-import { devDataPath, missingDevDataMessage } from './dev-data.js';
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
 import {
   currentEventArticleInput,
   loadWikipediaCurrentEvents,

@@ -32,14 +32,14 @@ import { fileURLToPath } from 'node:url';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { LinkableEntity } from '../processors/query/reformulate-query.js';
 import type { Article, Chunk, Interaction } from '../schemas/records.generated.js';
-import { markChunkDedupe } from './process-articles.js';
+import { markChunkDedupe } from '../devkit/process-articles.js';
 
 const REPOSITORY_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 /** What the preparation may read, relative to the repository. */
 const CODE_ROOTS = [
   'processors',
   'schemas',
-  'eval/process-articles.ts',
+  'devkit/process-articles.ts',
   'eval/prepared-chunks-cache.ts',
   'package-lock.json',
 ];

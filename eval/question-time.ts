@@ -2,7 +2,7 @@
  * `npm run eval -- question-time [--k 10]`: how well the time words of questions are read, and what
  * reading them does to retrieval (META, seed 001).
  *
- * (a) Parse accuracy on the questions of `test/fixtures/question-times.json` (written for this test,
+ * (a) Parse accuracy on the questions of `eval/question-times.json` (written for this test,
  *     each with its query time and expected reading): exact window match (both bounds to the
  *     millisecond, or both absent), constraint match, recency match, event-anchor match, and all four.
  *     The held-out set was written after the rules were settled: its accuracy is the one to expect on
@@ -44,12 +44,12 @@ import { datastoreNames, monthlyIndex, type DatastoreKind } from '../streams/ela
 import type { Article } from '../schemas/records.generated.js';
 import { Retriever } from '../streams/retrieval/retrieve.js';
 import { EmbeddedDatastore } from '../streams/embedded/embedded-datastore.js';
-import { markChunkDedupe } from './process-articles.js';
+import { markChunkDedupe } from '../devkit/process-articles.js';
 
 const { values: args } = parseArgs({ options: { k: { type: 'string', default: '10' } } });
 const K = Number(args.k);
 
-const FIXTURE = new URL('../test/fixtures/question-times.json', import.meta.url);
+const FIXTURE = new URL('./question-times.json', import.meta.url);
 const SAMPLE = new URL('../samples/wikipedia-current-events-2025q1/articles.jsonl', import.meta.url);
 const RESULTS = new URL('./results/', import.meta.url);
 
@@ -338,7 +338,7 @@ async function main(): Promise<void> {
     }
 
     const output = {
-      fixture: 'test/fixtures/question-times.json',
+      fixture: 'eval/question-times.json',
       parse: {
         written_set: parseSummary(parseWritten),
         retrieval_set: parseSummary(parseRetrieval),

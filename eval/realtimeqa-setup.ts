@@ -23,7 +23,7 @@ import { Retriever } from '../streams/retrieval/retrieve.js';
 import { ensureDatastores, monthlyIndices } from '../streams/elasticsearch/datastores.js';
 import { createElasticsearchClient } from '../streams/elasticsearch/elasticsearch-client.js';
 import { ElasticsearchDatastore } from '../streams/elasticsearch/elasticsearch-datastore.js';
-import { acquireTestInfrastructure } from '../test/harness/acquire-infrastructure.js';
+import { acquireTestInfrastructure } from '../devkit/acquire-infrastructure.js';
 import { CachedEmbedder, vectorCacheDir } from './cached-embedder.js';
 import { cachedPrepare } from './prepared-chunks-cache.js';
 import { intakeDocuments, type RealtimeQaSet } from './realtimeqa-data.js';

@@ -6,7 +6,7 @@
  */
 import { loadRealtimeQaDocs } from '../processors/intake/load-realtimeqa.js';
 import type { ArticleInput } from '../processors/intake/article-input.js';
-import { devDataPath } from './dev-data.js';
+import { devDataPath } from '../devkit/dev-data.js';
 
 export async function loadRealtimeQaDocuments(limit: number): Promise<ArticleInput[] | undefined> {
   const base = devDataPath('realtimeqa');

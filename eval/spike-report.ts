@@ -40,7 +40,7 @@ import { AlertDesk, dayOf, type AlertBudget } from '../processors/spikes/alert-d
 import { digestLines, digestJson } from '../processors/spikes/digest-view.js';
 import { DAY_MS, DEFAULT_DAY_RULE, NEON_DAY_RULE, type SpikeRule } from '../processors/spikes/spike-rule.js';
 import type { Article, MarkedArticle, Mention, SpikeAlert } from '../schemas/records.generated.js';
-import { devDataPath, missingDevDataMessage } from './dev-data.js';
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
 import {
   dayString,
   detectableBursts,

@@ -37,8 +37,8 @@ import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import { readJsonlArticles } from '../processors/intake/read-jsonl-articles.js';
 import { splitSentences } from '../processors/markup/split-sentences.js';
 import type { Article, Chunk, Interaction } from '../schemas/records.generated.js';
-import { devDataPath, missingDevDataMessage } from './dev-data.js';
-import { markChunkDedupe } from './process-articles.js';
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
+import { markChunkDedupe } from '../devkit/process-articles.js';
 
 const SAMPLE_FILE = fileURLToPath(
   new URL('../samples/wikipedia-current-events-2025q1/articles.jsonl', import.meta.url),

@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { devDataPath, missingDevDataMessage } from '../eval/dev-data.js';
+import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
 import {
   currentEventArticleInput,
   loadWikipediaCurrentEvents,

@@ -6,8 +6,11 @@
  *
  * Layers, lowest first: schemas ← processors (pure stage logic) ← streams (Kafka, Elasticsearch, HTTP
  * clients, the stage runtime) ← service and bin. infra (the local Kafka and Elasticsearch launchers)
- * stands beside streams: it may use schemas and processors, never service or bin. eval, bench, test
- * and scripts sit on top and may import anything.
+ * stands beside streams: it may use schemas and processors, never service or bin. Above the product
+ * sit devkit (what tests, benchmarks and evaluations share: infrastructure, fakes, development data)
+ * and, on it, test, bench and eval, which may import devkit and the product but never one another,
+ * so each can change without breaking the others; test may also import scripts (it tests them).
+ * scripts may import anything, and so may the remaining folders and root files (samples, configs).
  *
  * The TypeScript compiler (already a dependency) parses the files, so an import is seen exactly as
  * the compiler sees it: static, `export … from`, `import type`, `import('…')` in types and code, and
@@ -24,11 +27,27 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
-type Layer = 'schemas' | 'processors' | 'streams' | 'infra' | 'service' | 'bin' | 'top';
+type Layer =
+  | 'schemas'
+  | 'processors'
+  | 'streams'
+  | 'infra'
+  | 'service'
+  | 'bin'
+  | 'devkit'
+  | 'test'
+  | 'bench'
+  | 'eval'
+  | 'scripts'
+  | 'top';
+
+/** The product: what devkit, test, bench and eval may all import. */
+const product: readonly Layer[] = ['schemas', 'processors', 'streams', 'infra', 'service', 'bin'];
 
 /**
  * What each layer may import besides itself; `top` may import anything. streams and infra stand on
- * one level, so either may use the other, but not both ways round (that is a folder cycle).
+ * one level, so either may use the other, but not both ways round (that is a folder cycle). scripts
+ * may import anything too, but as a layer of its own, so that a loop with test is seen.
  */
 const mayImport: Record<Exclude<Layer, 'top'>, readonly Layer[]> = {
   schemas: [],
@@ -37,17 +56,30 @@ const mayImport: Record<Exclude<Layer, 'top'>, readonly Layer[]> = {
   infra: ['schemas', 'processors', 'streams'],
   service: ['schemas', 'processors', 'streams', 'infra'],
   bin: ['schemas', 'processors', 'streams', 'infra', 'service'],
+  devkit: product,
+  test: [...product, 'devkit', 'scripts'],
+  bench: [...product, 'devkit'],
+  eval: [...product, 'devkit'],
+  scripts: [...product, 'devkit', 'test', 'bench', 'eval', 'top'],
 };
 
 /** Clients of networks and models: only connector code may import them. */
 const clientPackages = ['kafkajs', '@elastic/elasticsearch', 'openai', 'onnxruntime-node', 'fastify'] as const;
 type ClientPackage = (typeof clientPackages)[number];
 
-/** The connector folders and the clients each may import. */
+/**
+ * The connector folders and the clients each may import; the development folders start and drive
+ * the real servers, so they may import every client.
+ */
 const connectorClients: Partial<Record<Layer, readonly ClientPackage[]>> = {
   streams: clientPackages,
   infra: clientPackages,
   service: ['fastify'],
+  devkit: clientPackages,
+  test: clientPackages,
+  bench: clientPackages,
+  eval: clientPackages,
+  scripts: clientPackages,
 };
 
 /**
@@ -308,7 +340,7 @@ export function checkLayers(root: string): LayerReport {
         `${edge.from} → ${edge.to} (${fromLayer}/ may not import ${toLayer === 'top' ? folderOf(edge.to) : toLayer}/)`,
       );
     }
-    // The top layer may import anything, so loops among its folders (bench and test) are not layering.
+    // The top layer may import anything, so loops among its folders (samples, the root files) are not layering.
     const [fromFolder, toFolder] = [folderOf(edge.from), folderOf(edge.to)];
     if (fromFolder !== toFolder && fromLayer !== 'top') {
       const targets = folderEdges.get(fromFolder) ?? [];
@@ -359,7 +391,7 @@ export function checkLayers(root: string): LayerReport {
 
 export function formatReport(report: LayerReport): { text: string; failed: boolean } {
   const sections: [string, string[]][] = [
-    ['Upward imports (a layer importing a higher one)', report.upward],
+    ['Imports a layer may not make (upward, or between test, bench and eval)', report.upward],
     ['Import cycles between folders', report.folderCycles],
     ['Clients imported outside the connector folders', report.clientImports],
     ['Import cycles between modules (run-time imports)', report.moduleCycles],

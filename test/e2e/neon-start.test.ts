@@ -5,8 +5,8 @@ import { Client } from '@elastic/elasticsearch';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { launchBrowser, openPage, screenshot } from '../harness/browser.js';
-import { runNeon, neonOnce, type CliRun } from '../harness/cli-process.js';
-import { freshIndex } from '../harness/fresh-names.js';
+import { runNeon, neonOnce, type CliRun } from '../../devkit/cli-process.js';
+import { freshIndex } from '../../devkit/fresh-names.js';
 
 /**
  * The product as a newcomer runs it: `neon start` on the bundled sample, in embedded mode (no Kafka,

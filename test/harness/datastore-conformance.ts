@@ -19,7 +19,7 @@ import { startApiServer, type ApiServer } from '../../service/api-server.js';
 import { ChatModelError, type ChatModel } from '../../processors/extract/chat-model.js';
 import { llmConfig } from '../../processors/extract/llm-config.js';
 import { OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';
-import { fakeReplies, startFakeOpenAiServer } from './fake-openai-server.js';
+import { fakeReplies, startFakeOpenAiServer } from '../../devkit/fake-openai-server.js';
 
 /**
  * The datastore conformance suite: each strategy's semantics, exactly, on a small dated corpus

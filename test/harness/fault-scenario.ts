@@ -30,8 +30,8 @@ import { startSpikeStage } from '../../streams/stages/spike-stage.js';
 import { withKafkaRetries } from '../../streams/kafka/kafka-transport.js';
 import { TOPIC_NAMES } from '../../streams/pipeline/topics.js';
 import type { Transport } from '../../streams/runtime/transport.js';
-import { freshIndex, freshTopic } from './fresh-names.js';
-import { committedToEnd, waitUntil } from './kafka-progress.js';
+import { freshIndex, freshTopic } from '../../devkit/fresh-names.js';
+import { committedToEnd, waitUntil } from '../../devkit/kafka-progress.js';
 import { readTopicOnce } from '../../streams/runtime/topic-tail.js';
 import { readRawTopic, readTopicRecords } from './topic-contents.js';
 

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { acquireTestInfrastructure } from './acquire-infrastructure.js';
+import { acquireTestInfrastructure } from '../../devkit/acquire-infrastructure.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

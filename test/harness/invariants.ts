@@ -1,7 +1,7 @@
 import type { Client } from '@elastic/elasticsearch';
 import type { Admin, Kafka } from 'kafkajs';
 import { expect } from 'vitest';
-import { committedToEnd, waitUntil } from './kafka-progress.js';
+import { committedToEnd, waitUntil } from '../../devkit/kafka-progress.js';
 
 export { committedToEnd, waitUntil };
 

@@ -1,9 +1,9 @@
 import type { Client } from '@elastic/elasticsearch';
 import type { Admin, Kafka } from 'kafkajs';
 import { afterAll, beforeAll, inject } from 'vitest';
-import type { PassthroughSettings } from '../fixtures/passthrough-stage.js';
+import type { PassthroughSettings } from '../../devkit/passthrough-stage.js';
 import { testElasticsearch, testKafka } from './clients.js';
-import type { Scenario } from './passthrough-scenario.js';
+import type { Scenario } from '../../devkit/passthrough-scenario.js';
 
 export interface LiveClients {
   kafka: Kafka;

@@ -1,8 +1,8 @@
 import { Client } from '@elastic/elasticsearch';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { runNeon } from '../harness/cli-process.js';
-import { freshIndex } from '../harness/fresh-names.js';
+import { runNeon } from '../../devkit/cli-process.js';
+import { freshIndex } from '../../devkit/fresh-names.js';
 
 /**
  * `ES_URL` may carry credentials (`https://user:password@host`). `neon pipeline` connects with them,

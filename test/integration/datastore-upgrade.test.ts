@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chunkDocument } from '../../processors/index/index-documents.js';
 import { datastoreNames, datastoreTemplate, monthlyIndex } from '../../streams/elasticsearch/datastore-templates.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
-import { freshIndex } from '../harness/fresh-names.js';
+import { freshIndex } from '../../devkit/fresh-names.js';
 import { useLiveClients } from '../harness/live-clients.js';
 
 const live = useLiveClients();

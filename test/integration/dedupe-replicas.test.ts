@@ -7,7 +7,7 @@ import { topicRecord } from '../../streams/runtime/record-codec.js';
 import { startDedupeStage, type DedupeStage } from '../../streams/stages/dedupe-stage.js';
 import type { PipelineTopics } from '../../streams/pipeline/pipeline-topics.js';
 import type { Transport } from '../../streams/runtime/transport.js';
-import { freshTopic } from '../harness/fresh-names.js';
+import { freshTopic } from '../../devkit/fresh-names.js';
 import { committedToEnd, waitUntil } from '../harness/invariants.js';
 import { useLiveClients } from '../harness/live-clients.js';
 import { readTopicRecords } from '../harness/topic-contents.js';

@@ -9,7 +9,7 @@ import {
 } from '../../streams/elasticsearch/elasticsearch-bulk-sink.js';
 import { StageError } from '../../streams/runtime/stage-error.js';
 import { testElasticsearch } from '../harness/clients.js';
-import { freshIndex } from '../harness/fresh-names.js';
+import { freshIndex } from '../../devkit/fresh-names.js';
 
 /**
  * The bulk sink against a real Elasticsearch node: every write resolves only once its own document

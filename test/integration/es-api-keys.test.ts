@@ -16,7 +16,7 @@ import { DatastoreMismatchError } from '../../streams/elasticsearch/datastores.j
 import { createElasticsearchClient } from '../../streams/elasticsearch/elasticsearch-client.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
 import { StageError } from '../../streams/runtime/stage-error.js';
-import { neonOnce } from '../harness/cli-process.js';
+import { neonOnce } from '../../devkit/cli-process.js';
 import { startSecuredElasticsearch, type SecuredElasticsearch } from '../harness/secured-elasticsearch.js';
 
 /**

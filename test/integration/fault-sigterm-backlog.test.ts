@@ -4,7 +4,7 @@ import { findFreePorts } from '../../infra/ports.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
 import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
-import { runNeon, type CliRun } from '../harness/cli-process.js';
+import { runNeon, type CliRun } from '../../devkit/cli-process.js';
 import {
   collectingLogger,
   committedOffset,

@@ -14,7 +14,7 @@ import { createGuardedFetch } from '../../streams/http/guarded-fetch.js';
 import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
 import { NEWS_STORIES } from '../fixtures/news-stories.js';
-import { freshTopic } from '../harness/fresh-names.js';
+import { freshTopic } from '../../devkit/fresh-names.js';
 import { useLiveClients } from '../harness/live-clients.js';
 import { readRawTopic, readTopicRecords } from '../harness/topic-contents.js';
 

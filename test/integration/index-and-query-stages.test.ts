@@ -11,7 +11,7 @@ import { topicRecord } from '../../streams/runtime/record-codec.js';
 import { startChunkIndexStage, startInteractionIndexStage } from '../../streams/stages/index-stage.js';
 import { startQueryStage } from '../../streams/stages/query-stage.js';
 import { Retriever } from '../../streams/retrieval/retrieve.js';
-import { freshIndex, freshTopic } from '../harness/fresh-names.js';
+import { freshIndex, freshTopic } from '../../devkit/fresh-names.js';
 import { allDocumentIds, committedToEnd, waitUntil } from '../harness/invariants.js';
 import { useLiveClients } from '../harness/live-clients.js';
 import { readRawTopic, readTopicRecords } from '../harness/topic-contents.js';

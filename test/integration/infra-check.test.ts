@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { neonOnce } from '../harness/cli-process.js';
+import { neonOnce } from '../../devkit/cli-process.js';
 
 /**
  * `neon infra check` as a user runs it: proves both services of the run with a round trip (the

@@ -2,7 +2,7 @@ import type { Client } from '@elastic/elasticsearch';
 import type { Admin, Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { javaCompatiblePartitioner, testElasticsearch, testKafka } from '../harness/clients.js';
-import { freshIndex, freshTopic } from '../harness/fresh-names.js';
+import { freshIndex, freshTopic } from '../../devkit/fresh-names.js';
 
 /**
  * Proof that the test infrastructure is the real thing: a 3-partition topic on a real broker keeps

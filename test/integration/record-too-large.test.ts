@@ -4,7 +4,7 @@ import { KafkaSink, type TopicRecord } from '../../streams/kafka/kafka-sink.js';
 import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
 import { startStage } from '../../streams/runtime/run-stage.js';
 import type { RawRecord } from '../../streams/runtime/transport.js';
-import { freshTopic } from '../harness/fresh-names.js';
+import { freshTopic } from '../../devkit/fresh-names.js';
 import { committedToEnd, readTopic, waitUntil } from '../harness/invariants.js';
 import { useLiveClients } from '../harness/live-clients.js';
 

@@ -1,5 +1,5 @@
 import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
-import { freshIndex } from '../harness/fresh-names.js';
+import { freshIndex } from '../../devkit/fresh-names.js';
 import { useLiveClients } from '../harness/live-clients.js';
 import { describeRecurringEvents } from '../harness/recurring-events.js';
 

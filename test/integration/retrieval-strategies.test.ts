@@ -1,6 +1,6 @@
 import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
 import { describeDatastoreConformance } from '../harness/datastore-conformance.js';
-import { freshIndex } from '../harness/fresh-names.js';
+import { freshIndex } from '../../devkit/fresh-names.js';
 import { useLiveClients } from '../harness/live-clients.js';
 
 const live = useLiveClients();

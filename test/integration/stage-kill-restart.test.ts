@@ -2,10 +2,10 @@ import type { Client } from '@elastic/elasticsearch';
 import { useLiveClients } from '../harness/live-clients.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, expect, inject, it } from 'vitest';
-import { documentIds, encodeArticle, sampleArticle } from '../fixtures/passthrough-stage.js';
+import { documentIds, encodeArticle, sampleArticle } from '../../devkit/passthrough-stage.js';
 import { testKafka } from '../harness/clients.js';
 import { assertCommittedToEnd, assertExactDocuments, committedToEnd, waitUntil } from '../harness/invariants.js';
-import { passthroughScenario, produce } from '../harness/passthrough-scenario.js';
+import { passthroughScenario, produce } from '../../devkit/passthrough-scenario.js';
 
 /**
  * At-least-once through crashes: the stage runs as a child process and is killed with SIGKILL at
@@ -23,7 +23,7 @@ interface Child {
 }
 
 function startChild(env: Record<string, string>): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/passthrough-stage.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'devkit/passthrough-stage.ts'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

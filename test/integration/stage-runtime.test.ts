@@ -5,12 +5,12 @@ import { avroRegistry } from '../../schemas/avro-registry.js';
 import { SCHEMA_ID_HEADER } from '../../schemas/avro-codec.js';
 import { createMetricsRegistry, stageMetrics } from '../../streams/telemetry/metrics.js';
 import { DLQ_HEADERS } from '../../streams/runtime/dead-letter-writer.js';
-import { documentIds, encodeArticle, sampleArticle, startPassthroughStage } from '../fixtures/passthrough-stage.js';
+import { documentIds, encodeArticle, sampleArticle, startPassthroughStage } from '../../devkit/passthrough-stage.js';
 import { testKafka } from '../harness/clients.js';
 import { passthroughSettings, useLiveClients, type LiveClients } from '../harness/live-clients.js';
 import { startTcpProxy } from '../harness/tcp-proxy.js';
-import { passthroughScenario, produce } from '../harness/passthrough-scenario.js';
-import { freshTopic } from '../harness/fresh-names.js';
+import { passthroughScenario, produce } from '../../devkit/passthrough-scenario.js';
+import { freshTopic } from '../../devkit/fresh-names.js';
 import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
 import { startStage } from '../../streams/runtime/run-stage.js';
 import {

@@ -1,7 +1,7 @@
 import { ConfigResourceTypes } from 'kafkajs';
 import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
 import { testKafka } from '../harness/clients.js';
-import { freshTopic } from '../harness/fresh-names.js';
+import { freshTopic } from '../../devkit/fresh-names.js';
 import { describeTransportConformance } from '../harness/transport-conformance.js';
 
 describeTransportConformance('Kafka', async () => {

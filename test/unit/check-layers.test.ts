@@ -52,6 +52,34 @@ describe('checkLayers', () => {
     expect(formatReport(report).failed).toBe(true);
   });
 
+  it('lets test, bench and eval import devkit and the product but not one another, and devkit none of them', () => {
+    const report = checkLayers(
+      project({
+        'streams/transport.ts': 'export const transport = 1;',
+        'devkit/fresh-names.ts':
+          "import { transport } from '../streams/transport.js';\nexport const fresh = () => transport;",
+        'devkit/reach-back.ts': "import { judge } from '../eval/judge.js';\nexport const r = judge;",
+        'test/unit/a.test.ts':
+          "import { fresh } from '../../devkit/fresh-names.js';\nimport { layers } from '../../scripts/layers.js';\nexport { fresh, layers };",
+        'test/harness/helper.ts': 'export const helper = 1;',
+        'bench/query.ts':
+          "import { fresh } from '../devkit/fresh-names.js';\nimport { helper } from '../test/harness/helper.js';\nexport { fresh, helper };",
+        'eval/judge.ts': "import { query } from '../bench/query.js';\nexport const judge = query;",
+        'scripts/layers.ts': 'export const layers = 1;',
+        'processors/uses-devkit.ts': "import { fresh } from '../devkit/fresh-names.js';\nexport const u = fresh;",
+      }),
+    );
+    expect(report.upward).toEqual([
+      'bench/query.ts → test/harness/helper.ts (bench/ may not import test/)',
+      'devkit/reach-back.ts → eval/judge.ts (devkit/ may not import eval/)',
+      'eval/judge.ts → bench/query.ts (eval/ may not import bench/)',
+      'processors/uses-devkit.ts → devkit/fresh-names.ts (processors/ may not import devkit/)',
+    ]);
+    expect(report.folderCycles).toHaveLength(1);
+    expect(report.folderCycles[0]).toMatch(/^bench, devkit, eval, test: /);
+    expect(formatReport(report).failed).toBe(true);
+  });
+
   it('lists clients imported outside their connector folders, through require.resolve too', () => {
     const report = checkLayers(
       project({

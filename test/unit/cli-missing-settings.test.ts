@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runNeon } from '../harness/cli-process.js';
+import { runNeon } from '../../devkit/cli-process.js';
 
 /**
  * A setting the user has not given is bad usage (exit 2, one line naming what to set), never an

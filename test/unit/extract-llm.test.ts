@@ -11,13 +11,13 @@ import { OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';
 import { entityIdFor } from '../../processors/markup/entity-id.js';
 import { Secret } from '../../schemas/connection-config.js';
 import type { ChunkEntity } from '../../schemas/records.generated.js';
-import { fakeExtractionReply } from '../harness/fake-extraction-llm.js';
+import { fakeExtractionReply } from '../../devkit/fake-extraction-llm.js';
 import {
   fakeReplies,
   startFakeOpenAiServer,
   type FakeOpenAiServer,
   type FakeChatResponder,
-} from '../harness/fake-openai-server.js';
+} from '../../devkit/fake-openai-server.js';
 import { chunkOf, DAY, DOJA_CAT_CHUNK, T0 } from './extract-fixtures.js';
 
 /** The real OpenAI client over HTTP against the fake server; backoff waits are recorded, not slept. */

@@ -8,7 +8,7 @@ import { createFeedPoller } from '../../processors/intake/feed-poller.js';
 import { MemoryFeedStateStore } from '../../processors/intake/feed-state-store.js';
 import { parseFetchAllowList } from '../../schemas/outbound-address-policy.js';
 import { createGuardedFetch } from '../../streams/http/guarded-fetch.js';
-import { runNeon } from '../harness/cli-process.js';
+import { runNeon } from '../../devkit/cli-process.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { devDataPath } from '../../eval/dev-data.js';
+import { devDataPath } from '../../devkit/dev-data.js';
 import { loadRealtimeQaDocs } from '../../processors/intake/load-realtimeqa.js';
 import type { ReplayItem } from '../../processors/intake/replay-articles.js';
 

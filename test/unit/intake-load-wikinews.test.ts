@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { devDataPath } from '../../eval/dev-data.js';
+import { devDataPath } from '../../devkit/dev-data.js';
 import { CsvSyntaxError, loadWikinews, parseCsv, WIKINEWS_SOURCE } from '../../processors/intake/load-wikinews.js';
 import type { ReplayItem } from '../../processors/intake/replay-articles.js';
 

@@ -16,7 +16,7 @@ import {
   startFakeOpenAiServer,
   type FakeOpenAiServer,
   type FakeOpenAiServerOptions,
-} from '../harness/fake-openai-server.js';
+} from '../../devkit/fake-openai-server.js';
 
 /**
  * The real client (the `openai` package over HTTP) against the fake OpenAI-compatible server.

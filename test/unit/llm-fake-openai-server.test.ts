@@ -8,7 +8,7 @@ import {
   startFakeOpenAiServer,
   type FakeOpenAiServer,
   type FakeOpenAiServerOptions,
-} from '../harness/fake-openai-server.js';
+} from '../../devkit/fake-openai-server.js';
 
 /** The fake server's own contract, as the `openai` client and the project's embedder see it. */
 const servers: FakeOpenAiServer[] = [];

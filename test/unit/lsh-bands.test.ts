@@ -8,7 +8,7 @@ import {
   chooseBandPlan,
 } from '../../processors/dedupe/lsh-bands.js';
 import { EMPTY_SLOT, MinHasher } from '../../processors/dedupe/minhash.js';
-import { bruteForceSimilarPairs, exactSimilarPairs, lshSimilarPairs, pairKey } from '../../eval/similarity-join.js';
+import { bruteForceSimilarPairs, exactSimilarPairs, lshSimilarPairs, pairKey } from '../../devkit/similarity-join.js';
 
 /** Sets with Jaccard exactly shared / (shared + 2·own), disjoint from other pairs by `offset`. */
 function pairWith(shared: number, own: number, offset: number): [Uint32Array, Uint32Array] {

@@ -16,7 +16,7 @@ import {
   parseFetchAllowList,
 } from '../../schemas/outbound-address-policy.js';
 import { createGuardedFetch, type HostResolver } from '../../streams/http/guarded-fetch.js';
-import { runNeon } from '../harness/cli-process.js';
+import { runNeon } from '../../devkit/cli-process.js';
 import { FIXTURES } from './avro-fixtures.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';
 

@@ -1,5 +1,5 @@
 import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
-import { freshTopic } from '../harness/fresh-names.js';
+import { freshTopic } from '../../devkit/fresh-names.js';
 import { describeTransportConformance } from '../harness/transport-conformance.js';
 
 describeTransportConformance('the embedded transport', async () => {

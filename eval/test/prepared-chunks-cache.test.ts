@@ -2,12 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  cachedPrepare,
-  prepareChunks,
-  preparationCodeVersion,
-  preparationKey,
-} from '../../eval/prepared-chunks-cache.js';
+import { cachedPrepare, prepareChunks, preparationCodeVersion, preparationKey } from '../prepared-chunks-cache.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import type { Article, Chunk, Interaction } from '../../schemas/records.generated.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ANSWER_RERANKERS, findAnswerMentions, rerankAnswers, type AnswerEvidence } from '../../eval/rerank-answers.js';
+import { ANSWER_RERANKERS, findAnswerMentions, rerankAnswers, type AnswerEvidence } from '../rerank-answers.js';
 
 const CHOICES = ['Serena Williams', 'Naomi Osaka', 'Coco Gauff', 'Iga Swiatek'];
 const [OSAKA, GAUFF, SWIATEK] = [1, 2, 3];

@@ -1,15 +1,15 @@
-import { externalInfrastructureFromEnv, type ExternalInfrastructure } from '../../schemas/connection-config.js';
-import { loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
-import { containerRuntimeAvailable, startContainerInfrastructure } from '../../infra/containers.js';
-import { isInfraError } from '../../infra/errors.js';
+import { externalInfrastructureFromEnv, type ExternalInfrastructure } from '../schemas/connection-config.js';
+import { loadLocalInfraConfig } from '../schemas/local-infra-config.js';
+import { containerRuntimeAvailable, startContainerInfrastructure } from '../infra/containers.js';
+import { isInfraError } from '../infra/errors.js';
 import {
   downLocalInfrastructure,
   localEndpoints,
   localInfrastructureStatus,
   upLocalInfrastructure,
   type ServiceName,
-} from '../../infra/local-infrastructure.js';
-import { elasticsearchReady, kafkaClusterReady } from '../../infra/readiness.js';
+} from '../infra/local-infrastructure.js';
+import { elasticsearchReady, kafkaClusterReady } from '../infra/readiness.js';
 
 export type InfrastructureSource = 'env' | 'containers' | 'local';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CachedEmbedder, textKey, vectorCacheDir } from '../../eval/cached-embedder.js';
+import { CachedEmbedder, textKey, vectorCacheDir } from '../cached-embedder.js';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { HashingEmbedder } from '../../processors/embed/hashing-embedder.js';
 

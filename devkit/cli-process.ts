@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 export interface CliRun {
   output(): string;
@@ -71,7 +71,7 @@ export async function neonOnce(
 
 /** `npm run build` (tsc into `dist/`), so that compiled runs see the checkout as it is now. */
 export async function buildDist(): Promise<void> {
-  const tsc = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
+  const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
   const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],

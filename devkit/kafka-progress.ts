@@ -1,5 +1,5 @@
 import type { Admin } from 'kafkajs';
-import { withKafkaRetries } from '../../streams/kafka/kafka-transport.js';
+import { withKafkaRetries } from '../streams/kafka/kafka-transport.js';
 
 /** Progress checks shared by the integration tests and the benchmarks (no vitest here). */
 

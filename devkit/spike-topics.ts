@@ -1,5 +1,5 @@
-import { pipelineTopics, type PipelineTopics } from '../../streams/pipeline/pipeline-topics.js';
-import type { Transport } from '../../streams/runtime/transport.js';
+import { pipelineTopics, type PipelineTopics } from '../streams/pipeline/pipeline-topics.js';
+import type { Transport } from '../streams/runtime/transport.js';
 import { freshTopic } from './fresh-names.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { figureValues, scoreQuestion, summarise, type ScoredItem } from '../../eval/answer-scores.js';
-import type { Question } from '../../eval/realtimeqa-data.js';
+import { figureValues, scoreQuestion, summarise, type ScoredItem } from '../answer-scores.js';
+import type { Question } from '../realtimeqa-data.js';
 
 const TQ = Date.parse('2022-06-10T23:59:59.999Z');
 const question: Question = {

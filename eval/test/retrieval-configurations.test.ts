@@ -6,7 +6,7 @@ import {
   requestFor,
   selectConfigurations,
   type Configuration,
-} from '../../eval/retrieval-configurations.js';
+} from '../retrieval-configurations.js';
 
 const asked = { q: 'Who won?', tq: Date.parse('2023-03-01T23:59:59.999Z') };
 

@@ -5,7 +5,7 @@ import {
   pairedComparison,
   seededRandom,
   wilsonInterval,
-} from '../../eval/interval-statistics.js';
+} from '../../devkit/interval-statistics.js';
 
 describe('wilsonInterval', () => {
   it('matches the textbook values', () => {

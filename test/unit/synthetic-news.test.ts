@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { currentEventsArticles, newsVocabulary, SyntheticNews, Weighted } from '../../bench/synthetic-news.js';
+import { currentEventsArticles, newsVocabulary, SyntheticNews, Weighted } from '../../devkit/synthetic-news.js';
 
 function seeded(seed: number): () => number {
   let state = seed;

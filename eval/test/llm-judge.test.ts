@@ -8,10 +8,10 @@ import {
   summariseAttribute,
   type JudgeOutcome,
   type JudgedAnswer,
-} from '../../eval/llm-judge.js';
+} from '../llm-judge.js';
 import { llmConfig } from '../../processors/extract/llm-config.js';
 import { OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';
-import { fakeReplies, startFakeOpenAiServer, type FakeOpenAiServer } from '../harness/fake-openai-server.js';
+import { fakeReplies, startFakeOpenAiServer, type FakeOpenAiServer } from '../../devkit/fake-openai-server.js';
 
 const servers: FakeOpenAiServer[] = [];
 const models: OpenAiChatModel[] = [];

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { VectorStore } from '../../eval/vector-store.js';
+import { VectorStore } from '../vector-store.js';
 
 const dirs: string[] = [];
 afterEach(() => {

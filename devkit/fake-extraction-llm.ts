@@ -5,11 +5,11 @@
  * Tests, the benchmark and the evaluation use it to exercise the real client, prompts, validation
  * and grounding with realistic replies and token counts, without a paid endpoint.
  */
-import { entityIdFor } from '../../processors/markup/entity-id.js';
-import { unescapeMarkup } from '../../processors/markup/render-markup.js';
-import { parseMarkedText } from '../../processors/extract/marked-spans.js';
-import { extractOffline } from '../../processors/extract/offline-extractor.js';
-import type { ChunkEntity } from '../../schemas/records.generated.js';
+import { entityIdFor } from '../processors/markup/entity-id.js';
+import { unescapeMarkup } from '../processors/markup/render-markup.js';
+import { parseMarkedText } from '../processors/extract/marked-spans.js';
+import { extractOffline } from '../processors/extract/offline-extractor.js';
+import type { ChunkEntity } from '../schemas/records.generated.js';
 import type { FakeChatRequest } from './fake-openai-server.js';
 
 const M1_SUBJECT = /the interactions of (.+?) with other named entity/;
