@@ -65,6 +65,10 @@ export const PRODUCT_ENVIRONMENT: readonly EnvironmentVariable[] = [
   deployment('NEON_RETENTION_DAYS', 'days of news kept in the datastores (whole months dropped)'),
   deployment('NEON_CACHE_DIR', 'embedding model and other downloads'),
   deployment('NEON_DATA_DIR', 'state kept on disk (intake feed state, run records)'),
+  deployment(
+    'NEON_LOG_LEVEL',
+    'log level of the JSON lines on stderr: trace, debug, info, warn, error, fatal, silent (default info)',
+  ),
   // Markup.
   deployment('NEON_MARKUP_WORKERS', 'worker threads tagging article text (0: on the stage’s own thread)'),
   // Embeddings.

@@ -17,6 +17,7 @@ import { untilSignalled } from '../../streams/runtime/stop-on-signals.js';
 import { TOPICS } from '../../streams/pipeline/topics.js';
 import { clusterTransport } from './cluster-transport.js';
 import { healthFrom } from '../../streams/telemetry/health-checks.js';
+import { stageLogger } from '../../streams/telemetry/logger.js';
 import { createMetricsRegistry } from '../../streams/telemetry/metrics.js';
 import { startMetricsServer } from '../../streams/telemetry/metrics-server.js';
 import { parsePort } from './parse-port.js';
@@ -93,9 +94,7 @@ export function registerIntakeCommand(program: Command): void {
         publisher,
         stateStore: new JsonFileFeedStateStore(stateDir),
         fetch: outbound,
-        log: (level, message, fields) => {
-          if (level !== 'info') process.stderr.write(`${JSON.stringify({ level, message, ...fields })}\n`);
-        },
+        log: stageLogger('intake'),
       });
       const app = tokens.length > 0 ? createArticleEndpointServer({ publisher, tokens }) : undefined;
       if (app !== undefined) {

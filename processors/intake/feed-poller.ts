@@ -139,6 +139,7 @@ export interface FeedPollerOptions {
   maxDeadLetterBytes?: number;
   normalize?: Partial<NormalizeOptions>;
   random?: () => number;
+  /** Failed polls (warn) and a throwing onPoll (error). Default: not logged. */
   log?: IntakeLogger;
   onPoll?: (report: PollReport) => void;
 }
@@ -200,7 +201,7 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
   const { publisher, stateStore } = options;
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
-  const log = options.log ?? stderrLogger;
+  const log = options.log ?? noLogger;
   const stopping = new AbortController();
   const request: RequestSettings = {
     fetch: options.fetch,
@@ -691,10 +692,8 @@ function errorMessage(err: unknown): string {
   return redactUrlsIn(err instanceof Error ? err.message : String(err));
 }
 
-const stderrLogger: IntakeLogger = (level, message, fields = {}) => {
-  if (level === 'info') return;
-  process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), message, ...fields })}\n`);
-};
+/** Logging is the caller's: pure logic writes nowhere (the commands pass streams/telemetry/logger's). */
+const noLogger: IntakeLogger = () => undefined;
 
 let cachedUserAgent: string | undefined;
 

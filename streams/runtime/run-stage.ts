@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isObservable, lastValueFrom, toArray, type Observable } from 'rxjs';
 import { fullJitterDelay, type BackoffPolicy } from '../../processors/retry/backoff.js';
 import { DeadLetterWriter } from './dead-letter-writer.js';
+import { defaultStageLogger, type StageLogger } from '../telemetry/logger.js';
 import type { StageMetrics } from '../telemetry/metrics.js';
 import type { InputHandle } from './offset-watermarks.js';
 import { createRecordSource, type SourceRecord } from './record-source.js';
@@ -33,14 +34,13 @@ export interface StageOutput {
 /** A processor maps one input to zero or more outputs: an array, a promise of one, or an Observable. */
 export type Processor<In> = (input: Envelope<In>) => Observable<StageOutput> | Promise<StageOutput[]> | StageOutput[];
 
-export type LogLevel = 'info' | 'warn' | 'error';
-export type StageLogger = (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
+export type { LogLevel, StageLogger } from '../telemetry/logger.js';
 
-/** JSON lines on stderr; never record bodies (only coordinates and error codes reach a log). */
-export const stderrLogger: StageLogger = (level, message, fields = {}) => {
-  if (level === 'info') return;
-  process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), message, ...fields })}\n`);
-};
+/**
+ * The product's log (streams/telemetry/logger: JSON lines on stderr, each stage through its own
+ * child logger); never record bodies (only coordinates and error codes reach a log).
+ */
+export const stderrLogger: StageLogger = defaultStageLogger;
 
 export interface StageConfig<In> {
   /** Processor name: metric label, dead-letter header, default consumer group `neon.<name>`. */
