@@ -20,7 +20,7 @@ import {
   type EmbeddingSpec,
 } from '../streams/elasticsearch/datastore-templates.js';
 import type { Article } from '../schemas/records.generated.js';
-import { TransportArticlePublisher } from '../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../streams/stages/intake-publisher.js';
 import { EmbeddingBatcher } from '../streams/embed/embedding-batcher.js';
 import { ensureDatastores } from '../streams/elasticsearch/datastores.js';
 import type { StageName } from '../streams/pipeline/stage-catalog.js';

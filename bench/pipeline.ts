@@ -19,7 +19,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Client } from '@elastic/elasticsearch';
 import { logLevel } from 'kafkajs';
-import { BUNDLED_SAMPLE } from '../bin/commands/news-source.js';
+import { BUNDLED_SAMPLE } from '../streams/stages/intake-sources.js';
 import { devDataPath } from '../devkit/dev-data.js';
 import { ensureEmbeddingModel } from '../infra/models/download-embedding-model.js';
 import { embedderConfigFromEnv } from '../processors/embed/embedder-config.js';

@@ -232,7 +232,7 @@ async function main(): Promise<number> {
   ] = await Promise.all([
     import('../bin/commands/product-config.js'),
     import('../bin/commands/product-runtime.js'),
-    import('../streams/pipeline/article-publisher.js'),
+    import('../streams/stages/intake-publisher.js'),
     import('../processors/intake/normalize-article.js'),
     import('../devkit/synthetic-news.js'),
     import('./results.js'),

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import { histogram } from '../streams/telemetry/metrics.js';
+import { histogramOf, METRIC_FAMILIES } from '../streams/telemetry/metrics.js';
 import type { ChatModel } from '../processors/extract/chat-model.js';
 import type { SpikeFeed } from '../streams/views/spike-feed.js';
 import { BearerTokens } from '../processors/access/bearer-tokens.js';
@@ -53,21 +53,12 @@ export interface ApiServerOptions {
   registry?: Registry;
 }
 
-/** From a cached spike list (ms) to an LLM-written answer (seconds). */
-export const HTTP_SECONDS_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-
 /**
  * Request latency by route template (bounded: the registered routes, never the raw path) and
  * status class. Server-sent-event streams are left out: their "latency" is their lifetime.
  */
 function recordRequestLatency(app: FastifyInstance, registry: Registry): void {
-  const seconds = histogram(
-    registry,
-    'neon_http_request_seconds',
-    'API request latency by route and status class.',
-    ['route', 'method', 'status'],
-    HTTP_SECONDS_BUCKETS,
-  );
+  const seconds = histogramOf(registry, METRIC_FAMILIES.httpRequestSeconds);
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     if (reply.getHeader('content-type')?.toString().startsWith('text/event-stream')) return;

@@ -4,18 +4,10 @@
  * dashboard's status strip, `neon topics` and people checking on a run.
  */
 import type { FastifyInstance } from 'fastify';
+import type { FeedStatus } from '../streams/stages/intake-sources.js';
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
 
-export interface FeedStatus {
-  kind: 'sample' | 'feeds' | 'none';
-  name: string;
-  articles_total: number | null;
-  articles_replayed: number;
-  articles_rejected: number;
-  /** Publication time of the latest article sent, ISO 8601. */
-  position: string | null;
-  done: boolean;
-}
+export type { FeedStatus };
 
 export interface StatusDocument {
   mode: 'embedded' | 'cluster';

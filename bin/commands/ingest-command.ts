@@ -2,13 +2,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
 import { IntakeRejection, type ArticleInput, type ArticlePublisher } from '../../processors/intake/article-input.js';
-import { createFeedPoller } from '../../processors/intake/feed-poller.js';
-import { MemoryFeedStateStore } from '../../processors/intake/feed-state-store.js';
 import { parseFeed } from '../../processors/intake/parse-feed.js';
 import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
 import { redactUrl } from '../../schemas/connection-config.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
+import { pollFeedOnce } from '../../streams/stages/intake-stage.js';
 import { guardedFetchFromEnv } from '../../streams/http/guarded-fetch.js';
 import type { Transport } from '../../streams/runtime/transport.js';
 import { clusterTransport } from './cluster-transport.js';
@@ -101,16 +100,12 @@ export function registerIngestCommand(program: Command): void {
       const refused: Record<string, number> = {};
       try {
         if (kind === 'feed-url') {
-          const poller = createFeedPoller({
-            feeds: [{ url: source, intervalSeconds: 3600 }],
+          const report = await pollFeedOnce({
+            url: source,
             publisher,
-            stateStore: new MemoryFeedStateStore(),
             fetch: guardedFetchFromEnv(process.env),
-            log: () => undefined,
-            ...(limit === undefined ? {} : { maxEntriesPerPoll: limit }),
+            ...(limit === undefined ? {} : { maxEntries: limit }),
           });
-          const [report] = await poller.pollOnce();
-          await poller.stop();
           if (report?.outcome === 'failed') {
             const why = report.message ?? report.error ?? 'the feed could not be read';
             throw new UsageError(`${shown}: ${report.error === 'address_refused' ? `address_refused: ${why}` : why}`);

@@ -1,22 +1,16 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { createArticleEndpointServer } from '../../service/article-endpoint.js';
-import {
-  createFeedPoller,
-  validateFeedSubscriptions,
-  type FeedSubscription,
-} from '../../processors/intake/feed-poller.js';
-import { JsonFileFeedStateStore } from '../../processors/intake/feed-state-store.js';
+import { validateFeedSubscriptions, type FeedSubscription } from '../../processors/intake/feed-poller.js';
 import { UsageError } from '../../infra/cli-errors.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
+import { feedIntake, intakeHealth } from '../../streams/stages/intake-stage.js';
 import { guardedFetchFromEnv } from '../../streams/http/guarded-fetch.js';
 import { untilSignalled } from '../../streams/runtime/stop-on-signals.js';
 import { TOPICS } from '../../streams/pipeline/topics.js';
 import { clusterTransport } from './cluster-transport.js';
-import { healthFrom } from '../../streams/telemetry/health-checks.js';
 import { stageLogger } from '../../streams/telemetry/logger.js';
 import { createMetricsRegistry } from '../../streams/telemetry/metrics.js';
 import { startMetricsServer } from '../../streams/telemetry/metrics-server.js';
@@ -85,14 +79,12 @@ export function registerIntakeCommand(program: Command): void {
         registry,
         port: metricsPort,
         host: flags.metricsHost,
-        // Ready while the broker answers for the topic intake writes; nothing in here can die alone.
-        health: healthFrom(() => [], [{ name: 'Kafka', run: () => transport.endOffsets(TOPICS.articles) }]),
+        health: intakeHealth(transport),
       });
-      const stateDir = join(loadLocalInfraConfig(process.env).dataDir, 'intake', 'feeds');
-      const poller = createFeedPoller({
+      const intake = feedIntake({
         feeds,
         publisher,
-        stateStore: new JsonFileFeedStateStore(stateDir),
+        dataDir: loadLocalInfraConfig(process.env).dataDir,
         fetch: outbound,
         log: stageLogger('intake'),
       });
@@ -101,12 +93,14 @@ export function registerIntakeCommand(program: Command): void {
         await app.listen({ port, host: flags.host });
         say(`accepting POST http://${flags.host}:${port}/v1/articles (Bearer token from NEON_INTAKE_TOKENS)`);
       }
-      poller.start();
-      say(`intake publishing to news.articles on ${brokers.join(',')}; ${feeds.length} feed(s); state in ${stateDir}`);
+      intake.start();
+      say(
+        `intake publishing to news.articles on ${brokers.join(',')}; ${feeds.length} feed(s); state in ${intake.stateDir}`,
+      );
       await untilSignalled(
         async () => {
           await app?.close();
-          await poller.stop();
+          await intake.stop();
           await transport.close();
           await metrics.close();
           say(`published ${publisher.counters.published}; rejected ${JSON.stringify(publisher.counters.rejected)}`);

@@ -6,7 +6,7 @@ import { loadRealtimeQaDocs } from '../../processors/intake/load-realtimeqa.js';
 import { loadWikinews } from '../../processors/intake/load-wikinews.js';
 import { loadWikipediaCurrentEventsReplay } from '../../processors/intake/load-wikipedia-current-events.js';
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { UsageError } from '../../infra/cli-errors.js';
 import { redactUrl } from '../../schemas/connection-config.js';
 import { clusterTransport } from './cluster-transport.js';

@@ -9,7 +9,7 @@ import {
 } from '../../infra/local-infrastructure.js';
 import { loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { createGuardedFetch } from '../../streams/http/guarded-fetch.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import type { Datastore } from '../../streams/datastore/datastore.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
 import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
@@ -20,7 +20,13 @@ import { clusterElasticsearch, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 import { describeRuntime } from './describe-runtime.js';
 import { readFeedList } from './intake-command.js';
-import { BUNDLED_SAMPLE, DEFAULT_FEEDS_FILE, followLiveFeeds, replaySample, type NewsSource } from './news-source.js';
+import {
+  BUNDLED_SAMPLE,
+  DEFAULT_FEEDS_FILE,
+  followLiveFeeds,
+  replaySample,
+  type NewsSource,
+} from '../../streams/stages/intake-sources.js';
 import { parsePort } from './parse-port.js';
 import { loadProductConfig } from './product-config.js';
 import { startProductRuntime, type ProductRuntime } from './product-runtime.js';

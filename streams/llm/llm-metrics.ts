@@ -1,18 +1,20 @@
 import type { Registry } from 'prom-client';
-import { counter, gauge, histogram } from '../telemetry/metrics.js';
+import { counterOf, gaugeOf, histogramOf, METRIC_FAMILIES } from '../telemetry/metrics.js';
 import type { ChatModelErrorCode } from '../../processors/extract/chat-model.js';
 import type { CacheLayer } from '../../processors/extract/response-cache.js';
 
+const F = METRIC_FAMILIES;
+
 export const LLM_METRIC_NAMES = {
-  calls: 'neon_llm_calls_total',
-  tokens: 'neon_llm_tokens_total',
-  cost: 'neon_llm_cost_estimate_total',
-  latency: 'neon_llm_latency_seconds',
-  failures: 'neon_llm_failures_total',
-  retries: 'neon_llm_retries_total',
-  cacheHits: 'neon_llm_cache_hits_total',
-  inFlight: 'neon_llm_requests_in_flight',
-  queued: 'neon_llm_requests_queued',
+  calls: F.llmCalls.name,
+  tokens: F.llmTokens.name,
+  cost: F.llmCost.name,
+  latency: F.llmLatency.name,
+  failures: F.llmFailures.name,
+  retries: F.llmRetries.name,
+  cacheHits: F.llmCacheHits.name,
+  inFlight: F.llmInFlight.name,
+  queued: F.llmQueued.name,
 } as const;
 
 /** Callers named in the `purpose` label; any other purpose is counted as `other`. */
@@ -29,9 +31,6 @@ const ERROR_CODES = {
   llm_rejected: true,
   llm_unauthorized: true,
 } as const satisfies Record<ChatModelErrorCode, true>;
-
-/** From a short local answer to a long answer after retries and a wait for a slot. */
-export const LLM_LATENCY_BUCKETS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
 
 export interface LlmMetrics {
   call(purpose: string, outcome: CallOutcome): void;
@@ -56,43 +55,15 @@ export function llmMetrics(registry: Registry, purposes: readonly string[] = DEF
   const purposeLabel = (purpose: string): string => (known.has(purpose) ? purpose : 'other');
   const codeLabel = (code: string): string => (Object.hasOwn(ERROR_CODES, code) ? code : 'llm_unavailable');
 
-  const calls = counter(registry, LLM_METRIC_NAMES.calls, 'Completions asked for, by how they ended.', [
-    'purpose',
-    'outcome',
-  ]);
-  const tokens = counter(
-    registry,
-    LLM_METRIC_NAMES.tokens,
-    'Tokens billed by the endpoint (cached answers excluded), by direction.',
-    ['purpose', 'direction'],
-  );
-  const cost = counter(
-    registry,
-    LLM_METRIC_NAMES.cost,
-    'Estimated cost of the tokens billed, in the unit of NEON_LLM_PRICE_IN_PER_1K / NEON_LLM_PRICE_OUT_PER_1K.',
-    ['purpose'],
-  );
-  const latency = histogram(
-    registry,
-    LLM_METRIC_NAMES.latency,
-    'Time of an uncached completion, waiting for a slot and retries included.',
-    ['purpose'],
-    LLM_LATENCY_BUCKETS,
-  );
-  const failures = counter(registry, LLM_METRIC_NAMES.failures, 'Completions that failed, by closed error code.', [
-    'code',
-  ]);
-  const retries = counter(
-    registry,
-    LLM_METRIC_NAMES.retries,
-    'Attempts that failed transiently and were tried again, by error code.',
-    ['code'],
-  );
-  const cacheHits = counter(registry, LLM_METRIC_NAMES.cacheHits, 'Completions answered from the response cache.', [
-    'layer',
-  ]);
-  const inFlight = gauge(registry, LLM_METRIC_NAMES.inFlight, 'Requests holding one of the concurrency slots.', []);
-  const queued = gauge(registry, LLM_METRIC_NAMES.queued, 'Requests waiting for a concurrency slot.', []);
+  const calls = counterOf(registry, F.llmCalls);
+  const tokens = counterOf(registry, F.llmTokens);
+  const cost = counterOf(registry, F.llmCost);
+  const latency = histogramOf(registry, F.llmLatency);
+  const failures = counterOf(registry, F.llmFailures);
+  const retries = counterOf(registry, F.llmRetries);
+  const cacheHits = counterOf(registry, F.llmCacheHits);
+  const inFlight = gaugeOf(registry, F.llmInFlight);
+  const queued = gaugeOf(registry, F.llmQueued);
 
   return {
     call: (purpose, outcome) => calls.inc({ purpose: purposeLabel(purpose), outcome }),

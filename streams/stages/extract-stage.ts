@@ -13,7 +13,7 @@ import { PairSelector, type PairSelectionOptions } from '../../processors/extrac
 import { RecentInteractions } from '../../processors/extract/recent-interactions.js';
 import type { Chunk, ChunkEntity, Interaction, InteractionVariant } from '../../schemas/records.generated.js';
 import { KafkaSink } from '../kafka/kafka-sink.js';
-import { counter } from '../telemetry/metrics.js';
+import { counterOf, METRIC_FAMILIES } from '../telemetry/metrics.js';
 import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
 import { startStage, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
 import type { Sink } from '../runtime/sink.js';
@@ -65,30 +65,12 @@ function asExtractError(error: unknown): unknown {
 function extractMetrics(registry: Registry | undefined) {
   if (!registry) return undefined;
   return {
-    chunks: counter(registry, 'neon_extract_chunks_total', 'Unique chunks seen by extraction, by outcome.', [
-      'outcome',
-    ]),
-    interactions: counter(registry, 'neon_extract_interactions_total', 'Interactions written, by variant.', [
-      'variant',
-    ]),
-    repeated: counter(
-      registry,
-      'neon_extract_repeated_interactions_total',
-      'Interactions not written because the same statement (time, text, pair of entities) just was: a sentence two chunks share, or both directions of one link.',
-      ['variant'],
-    ),
-    rejected: counter(
-      registry,
-      'neon_extract_rejected_tuples_total',
-      'Tuples an LLM reply held that grounding refused, by reason.',
-      ['reason'],
-    ),
-    repaired: counter(registry, 'neon_extract_repaired_replies_total', 'Invalid replies fixed by the one retry.', [
-      'variant',
-    ]),
-    batches: counter(registry, 'neon_extract_m2_batches_total', 'M2 batches extracted, by what closed them.', [
-      'closed_by',
-    ]),
+    chunks: counterOf(registry, METRIC_FAMILIES.extractChunks),
+    interactions: counterOf(registry, METRIC_FAMILIES.extractInteractions),
+    repeated: counterOf(registry, METRIC_FAMILIES.extractRepeated),
+    rejected: counterOf(registry, METRIC_FAMILIES.extractRejected),
+    repaired: counterOf(registry, METRIC_FAMILIES.extractRepaired),
+    batches: counterOf(registry, METRIC_FAMILIES.extractM2Batches),
   };
 }
 

@@ -8,7 +8,7 @@ import type { Chunk, Interaction, RecordName, RecordTypes } from '../../schemas/
 import { datastoreNames, monthlyIndex, type DatastoreKind } from '../elasticsearch/datastore-templates.js';
 import type { Registry } from 'prom-client';
 import type { Datastore, DatastoreWriterOptions, IndexRequest } from '../datastore/datastore.js';
-import { FRESHNESS_METRIC, histogram } from '../telemetry/metrics.js';
+import { histogramOf, METRIC_FAMILIES } from '../telemetry/metrics.js';
 import type { Sink } from '../runtime/sink.js';
 import { EmbeddingBatcher } from '../embed/embedding-batcher.js';
 import { stageDecoder } from '../runtime/record-codec.js';
@@ -32,23 +32,6 @@ export interface IndexStageOptions extends Omit<StageBindingOptions, 'topics'> {
   registry?: Registry;
 }
 
-/** From a live article indexed within a second to a replay of last month's news. */
-export const FRESHNESS_SECONDS_BUCKETS: readonly number[] = [
-  0.5,
-  1,
-  2,
-  5,
-  10,
-  30,
-  60,
-  300,
-  900,
-  3600,
-  6 * 3600,
-  86_400,
-  7 * 86_400,
-];
-
 type TimedIndexRequest = IndexRequest & { publishedAt: number };
 
 /**
@@ -61,15 +44,7 @@ function freshnessRecordingSink(
   registry: Registry | undefined,
   now: () => number,
 ): Sink<TimedIndexRequest> {
-  const freshness = registry
-    ? histogram(
-        registry,
-        FRESHNESS_METRIC,
-        'Seconds from an article’s publish time until its document was acknowledged by the datastore.',
-        ['datastore'],
-        FRESHNESS_SECONDS_BUCKETS,
-      )
-    : undefined;
+  const freshness = registry ? histogramOf(registry, METRIC_FAMILIES.freshness) : undefined;
   return {
     name: inner.name,
     write: async ({ publishedAt, ...request }) => {

@@ -37,6 +37,249 @@ export const PROCESSING_SECONDS_BUCKETS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 ];
 
+/** From a live article indexed within a second to a replay of last month's news. */
+export const FRESHNESS_SECONDS_BUCKETS: readonly number[] = [
+  0.5,
+  1,
+  2,
+  5,
+  10,
+  30,
+  60,
+  300,
+  900,
+  3600,
+  6 * 3600,
+  86_400,
+  7 * 86_400,
+];
+
+/** From a short local answer to a long answer after retries and a wait for a slot. */
+export const LLM_LATENCY_BUCKETS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
+
+/** From a cached spike list (ms) to an LLM-written answer (seconds). */
+export const HTTP_SECONDS_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+
+/** One metric family as `/metrics` shows it: its name, type, help line and label names (and buckets). */
+export interface MetricFamily<T extends MetricType = MetricType, L extends string = string> {
+  readonly type: T;
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly L[];
+  /** Histograms only. */
+  readonly buckets?: readonly number[];
+}
+
+const family = <T extends MetricType, L extends string>(spec: MetricFamily<T, L>): MetricFamily<T, L> => spec;
+
+/**
+ * Every metric family the product exposes, declared here once; the modules that record them
+ * (stage runtime, article publisher, index, extract and spike stages, the LLM client, the API)
+ * register them from this table, so a name, help text or label set is never written twice and
+ * one place lists what `/metrics` can show. Node's process metrics (`neon_process_*`,
+ * `neon_nodejs_*`) come from prom-client's defaults.
+ */
+export const METRIC_FAMILIES = {
+  // The stage runtime (every stage; the article publisher counts as stage `intake`).
+  stageReceived: family({
+    type: 'counter',
+    name: METRIC_NAMES.received,
+    help: 'Records a stage took from its input.',
+    labelNames: ['stage'],
+  }),
+  stageSent: family({
+    type: 'counter',
+    name: METRIC_NAMES.sent,
+    help: 'Records a sink acknowledged.',
+    labelNames: ['stage', 'sink'],
+  }),
+  stageErrors: family({
+    type: 'counter',
+    name: METRIC_NAMES.errors,
+    help: 'Failures, by closed error code.',
+    labelNames: ['stage', 'code'],
+  }),
+  stageDiscarded: family({
+    type: 'counter',
+    name: METRIC_NAMES.discarded,
+    help: 'Records that left a stage without an output, by reason.',
+    labelNames: ['stage', 'reason'],
+  }),
+  stageProcessingSeconds: family({
+    type: 'histogram',
+    name: METRIC_NAMES.processingSeconds,
+    help: 'Time from taking a record to acknowledging its outputs.',
+    labelNames: ['stage'],
+    buckets: PROCESSING_SECONDS_BUCKETS,
+  }),
+  stageInFlight: family({
+    type: 'gauge',
+    name: METRIC_NAMES.inFlight,
+    help: 'Records taken and not yet acknowledged.',
+    labelNames: ['stage'],
+  }),
+  consumerLag: family({
+    type: 'gauge',
+    name: METRIC_NAMES.lag,
+    help: 'Messages between the committed offset and the end of the partition.',
+    labelNames: ['stage', 'topic', 'partition'],
+  }),
+  stageCommits: family({
+    type: 'counter',
+    name: METRIC_NAMES.commits,
+    help: 'Offset commits.',
+    labelNames: ['stage'],
+  }),
+  deadLetters: family({
+    type: 'counter',
+    name: METRIC_NAMES.deadLetters,
+    help: 'Records dead-lettered, by error code.',
+    labelNames: ['stage', 'code'],
+  }),
+  stageRetries: family({
+    type: 'counter',
+    name: METRIC_NAMES.retries,
+    help: 'Items resent to a sink after a transient failure.',
+    labelNames: ['stage', 'sink'],
+  }),
+  // The index stages.
+  freshness: family({
+    type: 'histogram',
+    name: FRESHNESS_METRIC,
+    help: 'Seconds from an article’s publish time until its document was acknowledged by the datastore.',
+    labelNames: ['datastore'],
+    buckets: FRESHNESS_SECONDS_BUCKETS,
+  }),
+  // The spike detector.
+  spikeMentions: family({
+    type: 'counter',
+    name: 'neon_spike_mentions_total',
+    help: 'Mentions seen by the spike detector, by outcome.',
+    labelNames: ['outcome'],
+  }),
+  spikeAlerts: family({
+    type: 'counter',
+    name: 'neon_spike_alerts_total',
+    help: 'Spike alert states sent.',
+    labelNames: ['granularity', 'state'],
+  }),
+  spikeTrackedEntities: family({
+    type: 'gauge',
+    name: 'neon_spike_tracked_entities',
+    help: 'Entities the spike detector holds counts for.',
+    labelNames: [],
+  }),
+  spikeOpenEpisodes: family({
+    type: 'gauge',
+    name: 'neon_spike_open_episodes',
+    help: 'Spike episodes currently open.',
+    labelNames: [],
+  }),
+  // Extraction.
+  extractChunks: family({
+    type: 'counter',
+    name: 'neon_extract_chunks_total',
+    help: 'Unique chunks seen by extraction, by outcome.',
+    labelNames: ['outcome'],
+  }),
+  extractInteractions: family({
+    type: 'counter',
+    name: 'neon_extract_interactions_total',
+    help: 'Interactions written, by variant.',
+    labelNames: ['variant'],
+  }),
+  extractRepeated: family({
+    type: 'counter',
+    name: 'neon_extract_repeated_interactions_total',
+    help: 'Interactions not written because the same statement (time, text, pair of entities) just was: a sentence two chunks share, or both directions of one link.',
+    labelNames: ['variant'],
+  }),
+  extractRejected: family({
+    type: 'counter',
+    name: 'neon_extract_rejected_tuples_total',
+    help: 'Tuples an LLM reply held that grounding refused, by reason.',
+    labelNames: ['reason'],
+  }),
+  extractRepaired: family({
+    type: 'counter',
+    name: 'neon_extract_repaired_replies_total',
+    help: 'Invalid replies fixed by the one retry.',
+    labelNames: ['variant'],
+  }),
+  extractM2Batches: family({
+    type: 'counter',
+    name: 'neon_extract_m2_batches_total',
+    help: 'M2 batches extracted, by what closed them.',
+    labelNames: ['closed_by'],
+  }),
+  // The LLM client.
+  llmCalls: family({
+    type: 'counter',
+    name: 'neon_llm_calls_total',
+    help: 'Completions asked for, by how they ended.',
+    labelNames: ['purpose', 'outcome'],
+  }),
+  llmTokens: family({
+    type: 'counter',
+    name: 'neon_llm_tokens_total',
+    help: 'Tokens billed by the endpoint (cached answers excluded), by direction.',
+    labelNames: ['purpose', 'direction'],
+  }),
+  llmCost: family({
+    type: 'counter',
+    name: 'neon_llm_cost_estimate_total',
+    help: 'Estimated cost of the tokens billed, in the unit of NEON_LLM_PRICE_IN_PER_1K / NEON_LLM_PRICE_OUT_PER_1K.',
+    labelNames: ['purpose'],
+  }),
+  llmLatency: family({
+    type: 'histogram',
+    name: 'neon_llm_latency_seconds',
+    help: 'Time of an uncached completion, waiting for a slot and retries included.',
+    labelNames: ['purpose'],
+    buckets: LLM_LATENCY_BUCKETS,
+  }),
+  llmFailures: family({
+    type: 'counter',
+    name: 'neon_llm_failures_total',
+    help: 'Completions that failed, by closed error code.',
+    labelNames: ['code'],
+  }),
+  llmRetries: family({
+    type: 'counter',
+    name: 'neon_llm_retries_total',
+    help: 'Attempts that failed transiently and were tried again, by error code.',
+    labelNames: ['code'],
+  }),
+  llmCacheHits: family({
+    type: 'counter',
+    name: 'neon_llm_cache_hits_total',
+    help: 'Completions answered from the response cache.',
+    labelNames: ['layer'],
+  }),
+  llmInFlight: family({
+    type: 'gauge',
+    name: 'neon_llm_requests_in_flight',
+    help: 'Requests holding one of the concurrency slots.',
+    labelNames: [],
+  }),
+  llmQueued: family({
+    type: 'gauge',
+    name: 'neon_llm_requests_queued',
+    help: 'Requests waiting for a concurrency slot.',
+    labelNames: [],
+  }),
+  // The HTTP API.
+  httpRequestSeconds: family({
+    type: 'histogram',
+    name: 'neon_http_request_seconds',
+    help: 'API request latency by route and status class.',
+    labelNames: ['route', 'method', 'status'],
+    buckets: HTTP_SECONDS_BUCKETS,
+  }),
+} as const;
+
 /** A registry with Node's process metrics (CPU, heap, event-loop lag, GC) under the `neon_` prefix. */
 export function createMetricsRegistry(options: { defaultMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
@@ -69,8 +312,8 @@ export interface StageMetrics {
 
 /**
  * Every stage in one process shares the same metric objects: registering a name twice would throw,
- * and two families with one name would be invalid exposition anyway. Exported for the stages'
- * own metric families (spikes, LLM calls), which follow the same rule.
+ * and two families with one name would be invalid exposition anyway. The product registers the
+ * families of METRIC_FAMILIES through counterOf, gaugeOf and histogramOf below.
  */
 export function counter<L extends string>(
   registry: Registry,
@@ -109,6 +352,19 @@ export function histogram<L extends string>(
   return new Histogram<L>({ name, help, labelNames, buckets: [...buckets], registers: [registry] });
 }
 
+/** A family of METRIC_FAMILIES on a registry, registered on first use and shared after. */
+export function counterOf<L extends string>(registry: Registry, spec: MetricFamily<'counter', L>): Counter<L> {
+  return counter(registry, spec.name, spec.help, spec.labelNames);
+}
+
+export function gaugeOf<L extends string>(registry: Registry, spec: MetricFamily<'gauge', L>): Gauge<L> {
+  return gauge(registry, spec.name, spec.help, spec.labelNames);
+}
+
+export function histogramOf<L extends string>(registry: Registry, spec: MetricFamily<'histogram', L>): Histogram<L> {
+  return histogram(registry, spec.name, spec.help, spec.labelNames, spec.buckets ?? []);
+}
+
 const KNOWN_CODES: ReadonlySet<string> = new Set(STAGE_ERROR_CODES);
 const KNOWN_REASONS: ReadonlySet<string> = new Set(DISCARD_REASONS);
 
@@ -117,37 +373,17 @@ const KNOWN_REASONS: ReadonlySet<string> = new Set(DISCARD_REASONS);
  * another stage on the same registry: the families are registered once and shared.
  */
 export function stageMetrics(registry: Registry, stage: string): StageMetrics {
-  const received = counter(registry, METRIC_NAMES.received, 'Records a stage took from its input.', ['stage']);
-  const sent = counter(registry, METRIC_NAMES.sent, 'Records a sink acknowledged.', ['stage', 'sink']);
-  const errors = counter(registry, METRIC_NAMES.errors, 'Failures, by closed error code.', ['stage', 'code']);
-  const discarded = counter(
-    registry,
-    METRIC_NAMES.discarded,
-    'Records that left a stage without an output, by reason.',
-    ['stage', 'reason'],
-  );
-  const processing = histogram(
-    registry,
-    METRIC_NAMES.processingSeconds,
-    'Time from taking a record to acknowledging its outputs.',
-    ['stage'],
-    PROCESSING_SECONDS_BUCKETS,
-  );
-  const inFlight = gauge(registry, METRIC_NAMES.inFlight, 'Records taken and not yet acknowledged.', ['stage']);
-  const lag = gauge(registry, METRIC_NAMES.lag, 'Messages between the committed offset and the end of the partition.', [
-    'stage',
-    'topic',
-    'partition',
-  ]);
-  const commits = counter(registry, METRIC_NAMES.commits, 'Offset commits.', ['stage']);
-  const deadLetters = counter(registry, METRIC_NAMES.deadLetters, 'Records dead-lettered, by error code.', [
-    'stage',
-    'code',
-  ]);
-  const retries = counter(registry, METRIC_NAMES.retries, 'Items resent to a sink after a transient failure.', [
-    'stage',
-    'sink',
-  ]);
+  const families = METRIC_FAMILIES;
+  const received = counterOf(registry, families.stageReceived);
+  const sent = counterOf(registry, families.stageSent);
+  const errors = counterOf(registry, families.stageErrors);
+  const discarded = counterOf(registry, families.stageDiscarded);
+  const processing = histogramOf(registry, families.stageProcessingSeconds);
+  const inFlight = gaugeOf(registry, families.stageInFlight);
+  const lag = gaugeOf(registry, families.consumerLag);
+  const commits = counterOf(registry, families.stageCommits);
+  const deadLetters = counterOf(registry, families.deadLetters);
+  const retries = counterOf(registry, families.stageRetries);
 
   return {
     stage,

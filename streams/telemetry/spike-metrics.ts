@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { counter, gauge } from './metrics.js';
+import { counterOf, gaugeOf, METRIC_FAMILIES } from './metrics.js';
 import type { DetectorOutput, SpikeDetector } from '../../processors/spikes/detect-spikes.js';
 
 /**
@@ -12,12 +12,10 @@ export interface SpikeMetrics {
 }
 
 export function spikeMetrics(registry: Registry): SpikeMetrics {
-  const mentions = counter(registry, 'neon_spike_mentions_total', 'Mentions seen by the spike detector, by outcome.', [
-    'outcome',
-  ]);
-  const alerts = counter(registry, 'neon_spike_alerts_total', 'Spike alert states sent.', ['granularity', 'state']);
-  const entities = gauge(registry, 'neon_spike_tracked_entities', 'Entities the spike detector holds counts for.', []);
-  const open = gauge(registry, 'neon_spike_open_episodes', 'Spike episodes currently open.', []);
+  const mentions = counterOf(registry, METRIC_FAMILIES.spikeMentions);
+  const alerts = counterOf(registry, METRIC_FAMILIES.spikeAlerts);
+  const entities = gaugeOf(registry, METRIC_FAMILIES.spikeTrackedEntities);
+  const open = gaugeOf(registry, METRIC_FAMILIES.spikeOpenEpisodes);
   let sinceGauges = 0;
   return {
     observe(output, detector) {

@@ -23,7 +23,7 @@ import { startProductRuntime, type ProductRuntime } from '../../bin/commands/pro
 import { IntakeRejection, type ArticleInput } from '../../processors/intake/article-input.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import type { Article } from '../../schemas/records.generated.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
 import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 

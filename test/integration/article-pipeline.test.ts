@@ -3,7 +3,7 @@ import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { loadRealtimeQaDocs } from '../../processors/intake/load-realtimeqa.js';
 import { IntakeRejection, type ArticleInput } from '../../processors/intake/article-input.js';
 import type { Article, Chunk, Mention } from '../../schemas/records.generated.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { DLQ_HEADERS } from '../../streams/runtime/dead-letter-writer.js';
 import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';

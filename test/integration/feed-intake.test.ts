@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createFeedPoller } from '../../processors/intake/feed-poller.js';
 import { JsonFileFeedStateStore } from '../../processors/intake/feed-state-store.js';
 import { parseFetchAllowList } from '../../schemas/outbound-address-policy.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { DLQ_HEADERS } from '../../streams/runtime/dead-letter-writer.js';
 import { createGuardedFetch } from '../../streams/http/guarded-fetch.js';
 import { createKafkaClient } from '../../streams/kafka/kafka-client.js';

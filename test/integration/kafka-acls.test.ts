@@ -10,7 +10,7 @@ import { startProductRuntime, type ProductRuntime } from '../../bin/commands/pro
 import { kafkaUserName, KEDA_KAFKA_USER } from '../../infra/kubernetes/cluster-names.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import type { Query } from '../../schemas/records.generated.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { DLQ_HEADERS } from '../../streams/runtime/dead-letter-writer.js';
 import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
 import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';

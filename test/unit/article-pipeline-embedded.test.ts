@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { decodeRecord } from '../../schemas/avro-codec.js';
 import type { RecordName, RecordTypes } from '../../schemas/records.generated.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 import { startArticlePipeline } from '../harness/article-pipeline.js';
 import { localTopicSpecs, TOPICS } from '../../streams/pipeline/topics.js';

@@ -4,7 +4,7 @@ import { EntityRegistry } from '../../processors/markup/entity-registry.js';
 import { encodeRecord } from '../../schemas/avro-codec.js';
 import type { Article } from '../../schemas/records.generated.js';
 import { MAX_ARTICLE_TEXT_BYTES, TOPIC_MAX_MESSAGE_BYTES } from '../../schemas/record-size-limits.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { DLQ_HEADERS } from '../../streams/runtime/dead-letter-writer.js';
 import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 import { startMarkupStage } from '../../streams/stages/markup-stage.js';

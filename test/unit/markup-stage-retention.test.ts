@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { entityIdFor } from '../../processors/markup/entity-id.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 import { startMarkupStage } from '../../streams/stages/markup-stage.js';
 import { localTopicSpecs } from '../../streams/pipeline/topics.js';

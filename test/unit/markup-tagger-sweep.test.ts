@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BUNDLED_SAMPLE } from '../../bin/commands/news-source.js';
+import { BUNDLED_SAMPLE } from '../../streams/stages/intake-sources.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { EntityRegistry } from '../../processors/markup/entity-registry.js';
 import { markArticle } from '../../processors/markup/mark-article.js';

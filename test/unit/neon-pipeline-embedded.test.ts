@@ -3,7 +3,7 @@ import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
 import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { startProductRuntime, type ProductRuntime } from '../../bin/commands/product-runtime.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
 import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 import { STAGE_NAMES } from '../../streams/pipeline/stage-catalog.js';

@@ -6,7 +6,7 @@ import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { startProductRuntime, type ProductRuntime } from '../../bin/commands/product-runtime.js';
 import { openApiDocument } from '../../service/openapi.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
 import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 import { topicRecord } from '../../streams/runtime/record-codec.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { startProductRuntime, type ProductRuntime } from '../../bin/commands/product-runtime.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
-import { TransportArticlePublisher } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
 import { createEmbeddedTransport, EmbeddedBroker } from '../../streams/embedded/embedded-transport.js';
 import { INTAKE_PROCESS, STAGE_CATALOG, type StageName } from '../../streams/pipeline/stage-catalog.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IntakeRejection } from '../../processors/intake/article-input.js';
-import { TransportArticlePublisher, DLQ_ORIGIN_HEADER } from '../../streams/pipeline/article-publisher.js';
+import { TransportArticlePublisher, DLQ_ORIGIN_HEADER } from '../../streams/stages/intake-publisher.js';
 import { DLQ_HEADERS } from '../../streams/runtime/dead-letter-writer.js';
 import { createEmbeddedTransport } from '../../streams/embedded/embedded-transport.js';
 import { tailTopic } from '../../streams/runtime/topic-tail.js';

@@ -1,3 +1,7 @@
+/**
+ * The news sources `neon start` publishes from: the bundled sample replayed in publication order, or
+ * live feeds polled on their schedules (intake's binding for a whole product in one process).
+ */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,11 +10,22 @@ import { createFeedPoller, type FeedPoller, type FeedSubscription } from '../../
 import { JsonFileFeedStateStore } from '../../processors/intake/feed-state-store.js';
 import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
 import { replayArticles, type ReplayReport } from '../../processors/intake/replay-articles.js';
-import type { FeedStatus } from '../../service/status-routes.js';
+
+/** Where a source is, for `GET /v1/status` and the dashboard's status strip. */
+export interface FeedStatus {
+  kind: 'sample' | 'feeds' | 'none';
+  name: string;
+  articles_total: number | null;
+  articles_replayed: number;
+  articles_rejected: number;
+  /** Publication time of the latest article sent, ISO 8601. */
+  position: string | null;
+  done: boolean;
+}
 
 /**
- * `samples/` of the checkout or image: two levels up from the sources (`bin/commands/`), three from
- * the compiled code (`dist/bin/commands/`). The first when neither exists, so the error names it.
+ * `samples/` of the checkout or image: two levels up from the sources (`streams/stages/`), three from
+ * the compiled code (`dist/streams/stages/`). The first when neither exists, so the error names it.
  */
 function samplesDir(): string {
   const candidates = ['../../samples', '../../../samples'].map((relative) =>

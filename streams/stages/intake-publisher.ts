@@ -2,7 +2,7 @@ import type { ArticlePublisher, IntakeRejection } from '../../processors/intake/
 import type { Article } from '../../schemas/records.generated.js';
 import { DEAD_LETTER_TOPIC, DLQ_HEADERS } from '../runtime/dead-letter-writer.js';
 import { topicRecord } from '../runtime/record-codec.js';
-import { TOPICS } from './topics.js';
+import { TOPICS } from '../pipeline/topics.js';
 import type { TransportProducer } from '../runtime/transport.js';
 import type { Counter, Registry } from 'prom-client';
 import { counter, METRIC_NAMES } from '../telemetry/metrics.js';
