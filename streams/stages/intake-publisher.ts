@@ -5,7 +5,7 @@ import { topicRecord } from '../runtime/record-codec.js';
 import { TOPICS } from '../pipeline/topics.js';
 import type { TransportProducer } from '../runtime/transport.js';
 import type { Counter, Registry } from 'prom-client';
-import { counter, METRIC_NAMES } from '../telemetry/metrics.js';
+import { counterOf, METRIC_FAMILIES } from '../telemetry/metrics.js';
 
 /** Header naming where a refused intake input came from (feed URL, `http`, a file and line). */
 export const DLQ_ORIGIN_HEADER = 'dlq.origin';
@@ -39,11 +39,8 @@ export class TransportArticlePublisher implements ArticlePublisher {
   ) {
     const registry = options.registry;
     this.metrics = registry && {
-      published: counter(registry, METRIC_NAMES.sent, 'Records a sink acknowledged.', ['stage', 'sink']),
-      deadLetters: counter(registry, METRIC_NAMES.deadLetters, 'Records dead-lettered, by error code.', [
-        'stage',
-        'code',
-      ]),
+      published: counterOf(registry, METRIC_FAMILIES.stageSent),
+      deadLetters: counterOf(registry, METRIC_FAMILIES.deadLetters),
     };
   }
 

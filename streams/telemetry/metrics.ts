@@ -315,7 +315,7 @@ export interface StageMetrics {
  * and two families with one name would be invalid exposition anyway. The product registers the
  * families of METRIC_FAMILIES through counterOf, gaugeOf and histogramOf below.
  */
-export function counter<L extends string>(
+function counter<L extends string>(
   registry: Registry,
   name: string,
   help: string,
@@ -327,19 +327,14 @@ export function counter<L extends string>(
   return new Counter<L>({ name, help, labelNames, registers: [registry] });
 }
 
-export function gauge<L extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: readonly L[],
-): Gauge<L> {
+function gauge<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[]): Gauge<L> {
   const existing = registry.getSingleMetric(name);
   if (existing instanceof Gauge) return existing;
   if (existing !== undefined) throw new TypeError(`metric ${name} is already registered with another type`);
   return new Gauge<L>({ name, help, labelNames, registers: [registry] });
 }
 
-export function histogram<L extends string>(
+function histogram<L extends string>(
   registry: Registry,
   name: string,
   help: string,
