@@ -1,6 +1,7 @@
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import { PartitionAssigners } from 'kafkajs';
 import { backoffCeiling, type BackoffPolicy } from '../../processors/retry/backoff.js';
+import { defaultStageLogger } from '../telemetry/logger.js';
 import { singleActiveAssigner, type SingleActiveState } from './single-active-assigner.js';
 import { CompressionTypes, Partitioners } from 'kafkajs';
 import type {
@@ -28,9 +29,36 @@ export interface KafkaTransportOptions {
   maxWaitTimeMs?: number;
 }
 
+/** Waits before starting a consumer again after an outage made kafkajs give up. */
+const CRASH_RESTART_BACKOFF: BackoffPolicy = { baseMs: 1_000, capMs: 10_000 };
+
+/** Errors that mean the broker is (for now) unreachable or electing, not that the request is wrong. */
+const BROKER_OUTAGE_ERRORS: ReadonlySet<string> = new Set([
+  'KafkaJSGroupCoordinatorNotFound',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSNumberOfRetriesExceeded',
+]);
+
+function isBrokerOutageError(error: Error): boolean {
+  for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if (BROKER_OUTAGE_ERRORS.has(e.name)) return true;
+  }
+  return false;
+}
+
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
 class KafkaTransportConsumer implements TransportConsumer {
   private readonly consumer: Consumer;
   private running = false;
+  /** False from a crash until the restarted consumer runs: kafkajs refuses pause/resume meanwhile. */
+  private live = false;
+  /** What the runtime last asked for, applied again to a restarted consumer. */
+  private paused = false;
+  private crashRestarts = 0;
   private readonly singleActive: SingleActiveState = { active: false };
 
   constructor(
@@ -67,8 +95,37 @@ class KafkaTransportConsumer implements TransportConsumer {
       callbacks.onAssignment(assigned);
     });
     consumer.on(consumer.events.CRASH, (event) => {
-      if (!event.payload.restart) callbacks.onCrash?.(event.payload.error);
+      if (event.payload.restart || !this.running) return;
+      this.live = false;
+      const error = event.payload.error;
+      if (!isBrokerOutageError(error)) {
+        callbacks.onCrash?.(error);
+        return;
+      }
+      // kafkajs gives up for good on some errors a broker outage causes ("Failed to find group
+      // coordinator" while the broker restarts) although they pass with the outage: start again
+      // as the client would for a retriable error. Positions restart from the committed offsets,
+      // as after any rebalance, so nothing is skipped.
+      this.crashRestarts += 1;
+      const delay = backoffCeiling(this.crashRestarts, CRASH_RESTART_BACKOFF);
+      defaultStageLogger('warn', 'consumer stopped by a broker outage; starting it again', {
+        group: this.options.groupId,
+        error: error.message,
+        in_ms: delay,
+      });
+      setTimeout(() => {
+        if (!this.running) return;
+        this.run(callbacks).then(
+          () => (this.crashRestarts = 0),
+          (restartError: unknown) => callbacks.onCrash?.(asError(restartError)),
+        );
+      }, delay).unref();
     });
+    await this.run(callbacks);
+  }
+
+  private async run(callbacks: ConsumerCallbacks): Promise<void> {
+    const { consumer } = this;
     await consumer.connect();
     await consumer.subscribe({ topics: this.options.topics, fromBeginning: this.options.fromBeginning ?? true });
     this.running = true;
@@ -99,14 +156,18 @@ class KafkaTransportConsumer implements TransportConsumer {
         }
       },
     });
+    this.live = true;
+    if (this.paused) this.consumer.pause(this.options.topics.map((topic) => ({ topic })));
   }
 
   pause(): void {
-    if (this.running) this.consumer.pause(this.options.topics.map((topic) => ({ topic })));
+    this.paused = true;
+    if (this.running && this.live) this.consumer.pause(this.options.topics.map((topic) => ({ topic })));
   }
 
   resume(): void {
-    if (this.running) this.consumer.resume(this.options.topics.map((topic) => ({ topic })));
+    this.paused = false;
+    if (this.running && this.live) this.consumer.resume(this.options.topics.map((topic) => ({ topic })));
   }
 
   async commit(offsets: (TopicPartition & { offset: bigint })[]): Promise<void> {
