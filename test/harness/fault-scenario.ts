@@ -440,8 +440,15 @@ export type SpikeEpisodes = Map<string, string[]>;
 
 export interface RunOutcome {
   datastores: DatastoreContents;
-  /** `stage|code|hash of the original bytes`, one per dead letter, sorted. */
+  /**
+   * `stage|code|hash of the original bytes`, one per dead-lettered input, sorted. A second dead
+   * letter of the same input record (same source topic, partition and offset, same stage and code)
+   * is its redelivery after a fault — at-least-once, as the dead-letter writer promises — and counts
+   * once; every copy is kept in `deadLetterCopies`.
+   */
   deadLetters: string[];
+  /** Dead-letter records on `neon.dlq`, redeliveries included. */
+  deadLetterCopies: number;
   /** What the spike stage wrote to `entity.spikes`, as episodes. */
   spikeEpisodes: SpikeEpisodes;
   /** Alert records on the spike topic (repeats included). */
@@ -491,17 +498,24 @@ function firstOccurrences(mentions: RunOutcome['mentions']): string[] {
 
 export async function readOutcome(es: Client, transport: Transport, names: ScenarioNames): Promise<RunOutcome> {
   const datastores = await readDatastores(es, names);
-  const deadLetters = (await readRawTopic(transport, names.topics.deadLetters))
-    .map(
-      (d) =>
-        `${d.headers[DLQ_HEADERS.stage]}|${d.headers[DLQ_HEADERS.errorCode]}|${sha(d.value?.toString('base64') ?? '')}`,
-    )
-    .sort();
+  const dlq = await readRawTopic(transport, names.topics.deadLetters);
+  const bySource = new Map<string, string>();
+  for (const [n, d] of dlq.entries()) {
+    const what = `${d.headers[DLQ_HEADERS.stage]}|${d.headers[DLQ_HEADERS.errorCode]}|${sha(d.value?.toString('base64') ?? '')}`;
+    // A dead letter that names no source record (intake's refusals) is its own: never merged.
+    const source =
+      d.headers[DLQ_HEADERS.offset] === undefined
+        ? `unsourced ${n}`
+        : `${d.headers[DLQ_HEADERS.topic]}|${d.headers[DLQ_HEADERS.partition]}|${d.headers[DLQ_HEADERS.offset]}`;
+    bySource.set(`${source}|${what}`, what);
+  }
+  const deadLetters = [...bySource.values()].sort();
   const alerts = await readTopicRecords(transport, names.topics.spikes, 'SpikeAlert');
   const mentions = await readTopicRecords(transport, names.topics.mentions, 'Mention');
   return {
     datastores,
     deadLetters,
+    deadLetterCopies: dlq.length,
     spikeEpisodes: episodesOf(alerts.map((a) => a.value)),
     alertRecords: alerts.length,
     mentions: mentions.map((m) => ({ partition: m.partition, mention: m.value })),
@@ -526,7 +540,7 @@ export function describeOutcome(outcome: RunOutcome): string {
   return (
     `chunks ${outcome.datastores.chunks.length} (written again: ${rewritten(outcome.datastores.chunks)}), ` +
     `interactions ${outcome.datastores.interactions.length} (written again: ${rewritten(outcome.datastores.interactions)}), ` +
-    `dead letters ${outcome.deadLetters.length}, spike episodes ${outcome.spikeEpisodes.size} (${states} states, ${outcome.alertRecords} alert records), ` +
+    `dead letters ${outcome.deadLetters.length} (records ${outcome.deadLetterCopies}), spike episodes ${outcome.spikeEpisodes.size} (${states} states, ${outcome.alertRecords} alert records), ` +
     `mentions ${outcome.mentions.length} (${firstOccurrences(outcome.mentions).length} distinct)`
   );
 }
