@@ -7,13 +7,10 @@ import { freshTopic } from './fresh-names.js';
  * letters), created with `partitions` each; the rest of the pipeline's names are fresh but not
  * created. Returns the names to remove afterwards too.
  */
-export async function freshSpikeTopics(
-  transport: Transport,
-  label: string,
-  partitions: number,
-): Promise<{ topics: PipelineTopics; created: string[] }> {
+/** The pipeline's topics under fresh names of their own (`<label>.<topic>`), none created. */
+export function freshPipelineTopics(label: string): PipelineTopics {
   const topic = (name: string): string => freshTopic(`${label}.${name}`);
-  const topics = pipelineTopics({
+  return pipelineTopics({
     articles: topic('articles'),
     marked: topic('marked'),
     chunks: topic('chunks'),
@@ -24,6 +21,14 @@ export async function freshSpikeTopics(
     spikeState: topic('spike-state'),
     deadLetters: topic('dlq'),
   });
+}
+
+export async function freshSpikeTopics(
+  transport: Transport,
+  label: string,
+  partitions: number,
+): Promise<{ topics: PipelineTopics; created: string[] }> {
+  const topics = freshPipelineTopics(label);
   const created = [topics.mentions, topics.spikes, topics.spikeState, topics.deadLetters];
   await transport.ensureTopics(
     created.map((name) => ({

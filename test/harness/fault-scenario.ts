@@ -31,7 +31,10 @@ import { startSpikeStage } from '../../streams/stages/spike-stage.js';
 import { withKafkaRetries } from '../../streams/kafka/kafka-transport.js';
 import { TOPIC_NAMES } from '../../streams/pipeline/topics.js';
 import type { Transport } from '../../streams/runtime/transport.js';
+import { runNeon, type CliRun } from '../../devkit/cli-process.js';
 import { freshIndex, freshTopic } from '../../devkit/fresh-names.js';
+import { freshPipelineTopics } from '../../devkit/spike-topics.js';
+import { findFreePorts } from '../../infra/ports.js';
 import { committedToEnd, waitUntil } from '../../devkit/kafka-progress.js';
 import { readTopicOnce } from '../../streams/runtime/topic-tail.js';
 import { readRawTopic, readTopicRecords } from './topic-contents.js';
@@ -109,17 +112,7 @@ export function freshScenarioNames(label: string): ScenarioNames {
   return {
     label,
     topics: {
-      ...pipelineTopics({
-        articles: topic('articles'),
-        marked: topic('marked'),
-        chunks: topic('chunks'),
-        uniqueChunks: topic('unique'),
-        mentions: topic('mentions'),
-        registry: topic('registry'),
-        spikes: topic('spikes'),
-        spikeState: topic('spike-state'),
-        deadLetters: topic('dlq'),
-      }),
+      ...freshPipelineTopics(label),
       interactions: topic('interactions'),
     },
     groupPrefix: freshTopic(`${label}.group`),
@@ -818,4 +811,46 @@ export async function describeProgress(admin: Admin, names: ScenarioNames, stage
     );
   }
   return parts.join('; ');
+}
+
+/**
+ * The two index stages as `neon pipeline` runs them, each `start()` a subprocess, writing to
+ * Elasticsearch through a proxy whose replies the test can hold back (`proxy.delayMs`): S11's
+ * slow sink. The upstream stages stay in the test's process.
+ */
+export async function slowIndexerProcess(
+  names: ScenarioNames & { topicPrefix: string },
+  cluster: { kafkaBrokers: string[]; elasticsearchUrl: string },
+): Promise<{
+  proxy: SlowProxy;
+  metricsPort: number;
+  groups: { chunks: string; interactions: string };
+  start: () => CliRun;
+}> {
+  const esUrl = new URL(cluster.elasticsearchUrl);
+  const proxy = await startSlowProxy({ host: esUrl.hostname, port: Number(esUrl.port) });
+  const [metricsPort] = await findFreePorts(1);
+  const env = {
+    ...process.env,
+    KAFKA_BROKERS: cluster.kafkaBrokers.join(','),
+    ES_URL: `http://127.0.0.1:${proxy.port}`,
+    NEON_TOPIC_PREFIX: names.topicPrefix,
+    NEON_INDEX_PREFIX: names.indexPrefix,
+    NEON_EMBEDDER: 'hashing',
+    NEON_EMBEDDINGS_DIMENSIONS: '64',
+  };
+  const args = [
+    'pipeline',
+    '--stages',
+    'index-chunks,index-interactions',
+    '--no-api',
+    '--metrics-port',
+    String(metricsPort!),
+  ];
+  return {
+    proxy,
+    metricsPort: metricsPort!,
+    groups: { chunks: groupOf(names, 'index-chunks'), interactions: groupOf(names, 'index-interactions') },
+    start: () => runNeon(args, env),
+  };
 }

@@ -1,10 +1,9 @@
 import { logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
-import { findFreePorts } from '../../infra/ports.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
 import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
-import { runNeon, type CliRun } from '../../devkit/cli-process.js';
+import type { CliRun } from '../../devkit/cli-process.js';
 import {
   collectingLogger,
   committedOffset,
@@ -12,7 +11,6 @@ import {
   describeOutcome,
   documentIdsNow,
   expectSameOutcome,
-  groupOf,
   metricValue,
   prefixedScenarioNames,
   publishArticles,
@@ -24,7 +22,7 @@ import {
   sampleArticles,
   splitSample,
   startScenarioStages,
-  startSlowProxy,
+  slowIndexerProcess,
   waitUntilSettled,
 } from '../harness/fault-scenario.js';
 import { waitUntil } from '../harness/invariants.js';
@@ -60,24 +58,10 @@ describe('S11: SIGTERM with a backlog and a slow sink', () => {
 
     const names = prefixedScenarioNames('s11');
     live.cleanup.topics.push(...(await createScenarioTopics(transport, names)));
-    const esUrl = new URL(inject('elasticsearchUrl'));
-    const proxy = await startSlowProxy({ host: esUrl.hostname, port: Number(esUrl.port) });
-    const [metricsPort] = await findFreePorts(1);
-    const env = {
-      ...process.env,
-      KAFKA_BROKERS: inject('kafkaBrokers').join(','),
-      ES_URL: `http://127.0.0.1:${proxy.port}`,
-      NEON_TOPIC_PREFIX: names.topicPrefix,
-      NEON_INDEX_PREFIX: names.indexPrefix,
-      NEON_EMBEDDER: 'hashing',
-      NEON_EMBEDDINGS_DIMENSIONS: '64',
-    };
-    const indexers = (): CliRun =>
-      runNeon(
-        ['pipeline', '--stages', 'index-chunks,index-interactions', '--no-api', '--metrics-port', String(metricsPort)],
-        env,
-      );
-    const groups = { chunks: groupOf(names, 'index-chunks'), interactions: groupOf(names, 'index-interactions') };
+    const { proxy, metricsPort, groups, start } = await slowIndexerProcess(names, {
+      kafkaBrokers: inject('kafkaBrokers'),
+      elasticsearchUrl: inject('elasticsearchUrl'),
+    });
     const inputs = { chunks: names.topics.uniqueChunks, interactions: names.topics.interactions };
     const logger = collectingLogger();
     const upstream = await startScenarioStages(transport, names, {
@@ -85,7 +69,7 @@ describe('S11: SIGTERM with a backlog and a slow sink', () => {
       only: ['markup', 'chunk', 'dedupe', 'spikes', 'extract'],
       log: logger.log,
     });
-    let first: CliRun | undefined = indexers();
+    let first: CliRun | undefined = start();
     let second: CliRun | undefined;
     try {
       await first.waitFor(/Ctrl-C to stop/, 90_000);
@@ -180,7 +164,7 @@ describe('S11: SIGTERM with a backlog and a slow sink', () => {
       // The restart finishes the rest at full speed and writes nothing twice.
       await publishing;
       proxy.delayMs = 0;
-      second = indexers();
+      second = start();
       await second.waitFor(/Ctrl-C to stop/, 90_000);
       await waitUntilSettled(live.admin, names, 120_000);
       const restartSignalled = Date.now();

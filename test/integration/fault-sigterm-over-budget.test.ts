@@ -1,10 +1,9 @@
 import { logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
-import { findFreePorts } from '../../infra/ports.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
 import { createKafkaClient } from '../../streams/kafka/kafka-client.js';
 import { createKafkaTransport } from '../../streams/kafka/kafka-transport.js';
-import { runNeon, type CliRun } from '../../devkit/cli-process.js';
+import type { CliRun } from '../../devkit/cli-process.js';
 import {
   collectingLogger,
   createScenarioTopics,
@@ -20,7 +19,7 @@ import {
   sampleArticles,
   splitSample,
   startScenarioStages,
-  startSlowProxy,
+  slowIndexerProcess,
   waitUntilSettled,
 } from '../harness/fault-scenario.js';
 import { waitUntil } from '../harness/invariants.js';
@@ -58,30 +57,17 @@ describe('S11: SIGTERM when the drain cannot finish within the budget', () => {
 
     const names = prefixedScenarioNames('s11b');
     live.cleanup.topics.push(...(await createScenarioTopics(transport, names)));
-    const esUrl = new URL(inject('elasticsearchUrl'));
-    const proxy = await startSlowProxy({ host: esUrl.hostname, port: Number(esUrl.port) });
-    const [metricsPort] = await findFreePorts(1);
-    const env = {
-      ...process.env,
-      KAFKA_BROKERS: inject('kafkaBrokers').join(','),
-      ES_URL: `http://127.0.0.1:${proxy.port}`,
-      NEON_TOPIC_PREFIX: names.topicPrefix,
-      NEON_INDEX_PREFIX: names.indexPrefix,
-      NEON_EMBEDDER: 'hashing',
-      NEON_EMBEDDINGS_DIMENSIONS: '64',
-    };
-    const indexers = (): CliRun =>
-      runNeon(
-        ['pipeline', '--stages', 'index-chunks,index-interactions', '--no-api', '--metrics-port', String(metricsPort)],
-        env,
-      );
+    const { proxy, metricsPort, start } = await slowIndexerProcess(names, {
+      kafkaBrokers: inject('kafkaBrokers'),
+      elasticsearchUrl: inject('elasticsearchUrl'),
+    });
     const logger = collectingLogger();
     const upstream = await startScenarioStages(transport, names, {
       datastore: new ElasticsearchDatastore({ es: live.es, prefix: names.indexPrefix }),
       only: ['markup', 'chunk', 'dedupe', 'spikes', 'extract'],
       log: logger.log,
     });
-    let first: CliRun | undefined = indexers();
+    let first: CliRun | undefined = start();
     let second: CliRun | undefined;
     try {
       await first.waitFor(/Ctrl-C to stop/, 90_000);
@@ -131,7 +117,7 @@ describe('S11: SIGTERM when the drain cannot finish within the budget', () => {
 
       await publishing;
       proxy.delayMs = 0;
-      second = indexers();
+      second = start();
       await second.waitFor(/Ctrl-C to stop/, 90_000);
       await waitUntilSettled(live.admin, names, 150_000);
       second.kill('SIGTERM');
