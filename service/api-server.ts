@@ -21,6 +21,8 @@ import {
   registerArticleEndpoint,
 } from './article-endpoint.js';
 import { registerDashboardRoutes } from './dashboard-routes.js';
+import { serverLogOptions } from './request-log.js';
+import type { Logger } from 'pino';
 
 export interface ApiServerOptions {
   port: number;
@@ -51,6 +53,8 @@ export interface ApiServerOptions {
   intake?: { publisher: ArticlePublisher; tokens: readonly string[] };
   /** Where `neon_http_request_seconds` is recorded; none: not recorded. */
   registry?: Registry;
+  /** Where request lines and route errors go; default the process's logger. */
+  logger?: Logger;
 }
 
 /**
@@ -87,7 +91,7 @@ export function apiKeysFrom(env: NodeJS.ProcessEnv): string[] {
 
 /** The product's HTTP API on one port: spike alerts and the query service. */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
-  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+  const app = Fastify({ ...serverLogOptions('api', options.logger), bodyLimit: 64 * 1024 });
   const routes: { method: string; url: string }[] = [];
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url });

@@ -27,6 +27,7 @@ import { articleLineSchema, describeZodIssues, parseArticleLine } from '../proce
 import type { Article } from '../schemas/records.generated.js';
 import { BearerTokens } from '../processors/access/bearer-tokens.js';
 import { perMinuteLimiter, type RateLimiter } from '../processors/access/rate-limiter.js';
+import { serverLogOptions } from './request-log.js';
 
 export const ARTICLES_ROUTE = '/v1/articles';
 export const MAX_ARTICLES_PER_REQUEST = 1000;
@@ -84,7 +85,7 @@ const batchSchema = z.object({
  * the endpoint on its own server instead); the caller starts it with `listen`.
  */
 export function createArticleEndpointServer(options: ArticleEndpointOptions): FastifyInstance {
-  const app = Fastify({ logger: false });
+  const app = Fastify(serverLogOptions('intake-endpoint'));
   registerArticleEndpoint(app, options);
   return app;
 }
