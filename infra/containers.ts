@@ -1,8 +1,9 @@
 /**
- * Kafka and Elasticsearch in containers, for machines that have a container runtime. The test
- * harness tries this after KAFKA_BROKERS/ES_URL (servers already running) and before the local
- * launchers, and the CLI can offer it too. testcontainers is imported lazily: embedded mode and the local launchers
- * never need it, and loading it (dockerode, ssh2, …) costs a noticeable part of a second.
+ * Kafka and Elasticsearch in containers, for machines that have a container runtime. The
+ * development kit (tests, benchmarks, evaluations) tries this after KAFKA_BROKERS/ES_URL (servers
+ * already running) and before the local launchers. testcontainers is a development dependency,
+ * imported lazily: the product never starts containers, so its image leaves testcontainers and the
+ * 150-odd packages under it (dockerode, ssh2, …) out.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
@@ -51,9 +52,23 @@ export async function containerRuntimeAvailable(timeoutMs = 3000): Promise<boole
   }
 }
 
+/** An install without development dependencies says what to add instead of a module-resolution trace. */
+async function loadTestcontainers(): Promise<Testcontainers> {
+  try {
+    return await import('testcontainers');
+  } catch (error) {
+    throw new InfraError(
+      'start_failed',
+      `Container mode needs testcontainers, a development dependency that is not installed here: ${messageOf(error)}`,
+      'Install the development dependencies (npm install), or use the local launchers (npm run infra:up).',
+      { cause: error },
+    );
+  }
+}
+
 /** Starts Kafka and Elasticsearch containers with the pinned images; rejects with a clear Error message on failure, stopping anything it had started. */
 export async function startContainerInfrastructure(): Promise<ContainerInfrastructure> {
-  const testcontainers = await import('testcontainers');
+  const testcontainers = await loadTestcontainers();
   let host: string;
   try {
     host = (await testcontainers.getContainerRuntimeClient()).info.containerRuntime.host;

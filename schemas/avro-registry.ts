@@ -72,7 +72,7 @@ export class AvroRegistry {
     if (missing.length > 0 || extra.length > 0) {
       throw new Error(
         `schemas/avro/ and records.generated.ts disagree (missing: ${missing.join(', ') || 'none'}; ` +
-          `not generated: ${extra.join(', ') || 'none'}); run npx tsx schemas/generate-record-types.ts`,
+          `not generated: ${extra.join(', ') || 'none'}); run \`npm run generate:records\``,
       );
     }
     for (const file of [...files.current, ...files.history]) {

@@ -2,7 +2,12 @@
  * The layer check: reads the imports of every TypeScript file of the project and fails, with a list,
  * when a module imports a layer above its own, when two folders import each other (directly or round
  * a longer loop), or when a file outside the connector folders imports a network or model client.
- * Module-level import cycles are listed too.
+ * Module-level import cycles are listed too. It also holds package.json to what the product runs:
+ * a package the product imports at run time must be a `dependency` (else an install without
+ * development dependencies — the image — breaks), and every `dependency` must be imported by the
+ * product (else the image carries a package it never runs). A lazy `import('x')` of a development
+ * dependency is allowed: that code path is for development (starting containers) and says so when
+ * the package is absent.
  *
  * Layers, lowest first: schemas ← processors (pure stage logic) ← streams (Kafka, Elasticsearch, HTTP
  * clients, the stage runtime) ← service and bin. infra (the local Kafka and Elasticsearch launchers)
@@ -23,6 +28,7 @@
  * Usage: `npm run check:layers` (exit 1 on any finding, 0 when clean).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -103,6 +109,8 @@ export interface ImportEdge {
   kind: 'file' | 'package';
   /** Every import of this target from this file is `import type` (erased at run time). */
   typeOnly: boolean;
+  /** Every import of this target from this file is a call (`import('x')`, `require('x')`), loaded when used. */
+  lazy: boolean;
 }
 
 function layerOf(file: string): Layer {
@@ -126,6 +134,7 @@ function listTypeScriptFiles(root: string, folder = root): string[] {
 }
 
 interface Specifier {
+  lazy?: boolean;
   text: string;
   typeOnly: boolean;
 }
@@ -174,7 +183,7 @@ function specifiersOf(path: string): Specifier[] {
     } else if (ts.isCallExpression(node) && node.arguments.length >= 1) {
       const first = node.arguments[0];
       if (first && ts.isStringLiteralLike(first) && isModuleLoad(node.expression)) {
-        found.push({ text: first.text, typeOnly: false });
+        found.push({ text: first.text, typeOnly: false, lazy: true });
       }
     }
     ts.forEachChild(node, visit);
@@ -218,8 +227,8 @@ export function collectEdges(root: string): { files: string[]; edges: ImportEdge
   const edges: ImportEdge[] = [];
   for (const from of files) {
     const targets = new Map<string, ImportEdge>();
-    for (const { text, typeOnly } of specifiersOf(join(root, from))) {
-      let target: Omit<ImportEdge, 'typeOnly'> | undefined;
+    for (const { text, typeOnly, lazy = false } of specifiersOf(join(root, from))) {
+      let target: Omit<ImportEdge, 'typeOnly' | 'lazy'> | undefined;
       if (text.startsWith('.')) {
         const to = resolveRelative(root, from, text);
         if (to !== undefined && to !== from) target = { from, to, kind: 'file' };
@@ -228,7 +237,12 @@ export function collectEdges(root: string): { files: string[]; edges: ImportEdge
       }
       if (target === undefined) continue;
       const seen = targets.get(target.to);
-      targets.set(target.to, { ...target, typeOnly: typeOnly && (seen?.typeOnly ?? true) });
+      targets.set(target.to, {
+        ...target,
+        typeOnly: typeOnly && (seen?.typeOnly ?? true),
+        // A type-only import is erased, so only the run-time imports decide whether loading is lazy.
+        lazy: (typeOnly || lazy) && (seen?.lazy ?? true),
+      });
     }
     edges.push(...targets.values());
   }
@@ -306,6 +320,45 @@ export interface LayerReport {
   typeOnlyModuleCycles: string[];
   exceptionsUsed: string[];
   staleExceptions: string[];
+  /** Product imports of packages package.json does not list as dependencies (none checked without a package.json). */
+  undeclaredDependencies: string[];
+  /** `dependencies` no product file imports. */
+  unusedDependencies: string[];
+}
+
+interface PackageManifest {
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+/** What package.json promises against what the product's files import. */
+function checkDependencies(
+  root: string,
+  edges: readonly ImportEdge[],
+): Pick<LayerReport, 'undeclaredDependencies' | 'unusedDependencies'> {
+  const manifestPath = join(root, 'package.json');
+  if (!existsSync(manifestPath)) return { undeclaredDependencies: [], unusedDependencies: [] };
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as PackageManifest;
+  const runtime = new Set(Object.keys(manifest.dependencies ?? {}));
+  const development = new Set(Object.keys(manifest.devDependencies ?? {}));
+  const builtins = new Set(builtinModules);
+  const undeclared: string[] = [];
+  const imported = new Set<string>();
+  for (const edge of edges) {
+    if (edge.kind !== 'package' || edge.typeOnly || builtins.has(edge.to)) continue;
+    if (!product.includes(layerOf(edge.from))) continue;
+    imported.add(edge.to);
+    if (runtime.has(edge.to) || (edge.lazy && development.has(edge.to))) continue;
+    undeclared.push(
+      development.has(edge.to)
+        ? `${edge.from} imports ${edge.to}, a development dependency, at run time (declare it in dependencies)`
+        : `${edge.from} imports ${edge.to}, which package.json does not declare`,
+    );
+  }
+  const unused = [...runtime]
+    .filter((name) => !imported.has(name))
+    .map((name) => `${name} (no product file imports it: move it to devDependencies or remove it)`);
+  return { undeclaredDependencies: undeclared, unusedDependencies: unused };
 }
 
 export function checkLayers(root: string): LayerReport {
@@ -386,6 +439,7 @@ export function checkLayers(root: string): LayerReport {
     typeOnlyModuleCycles,
     exceptionsUsed: [...used].map(describe),
     staleExceptions: exceptions.filter((exception) => !used.has(exception)).map(describe),
+    ...checkDependencies(root, edges),
   };
 }
 
@@ -396,6 +450,8 @@ export function formatReport(report: LayerReport): { text: string; failed: boole
     ['Clients imported outside the connector folders', report.clientImports],
     ['Import cycles between modules (run-time imports)', report.moduleCycles],
     ['Exceptions that match nothing any more (remove them)', report.staleExceptions],
+    ['Packages the product imports that are not its dependencies', report.undeclaredDependencies],
+    ['Dependencies the product never imports', report.unusedDependencies],
   ];
   const lines = [`Layer check: ${report.files} TypeScript files, ${report.imports} imports.`];
   for (const [title, items] of sections) {

@@ -370,7 +370,7 @@ describe('registries built from other schema directories', () => {
       schema['name'] = 'Signal';
       schema['fields'] = fields(schema).filter((f) => f.name !== 'entity_type');
     });
-    expect(() => loadAvroRegistry(dir)).toThrow(/not generated: Signal.*generate-record-types/);
+    expect(() => loadAvroRegistry(dir)).toThrow(/not generated: Signal.*generate:records/);
   });
 });
 

@@ -39,6 +39,38 @@ describe('checkLayers', () => {
     expect(report.files).toBe(5);
   });
 
+  it('holds package.json to what the product loads: run-time imports are dependencies, and each dependency is used', () => {
+    const manifest = {
+      dependencies: { kafkajs: '^2', rxjs: '^7', 'left-pad': '^1' },
+      devDependencies: { prettier: '^3', testcontainers: '^11' },
+    };
+    const report = checkLayers(
+      project({
+        'package.json': JSON.stringify(manifest),
+        'streams/stage.ts':
+          "import { Kafka } from 'kafkajs';\nimport { map } from 'rxjs/operators';\nexport { Kafka, map };",
+        // A development dependency loaded lazily (and named in types) is allowed: that path is for development.
+        'infra/containers.ts':
+          "import type { GenericContainer } from 'testcontainers';\nexport const load = (): Promise<{ GenericContainer: typeof GenericContainer }> => import('testcontainers');",
+        'schemas/generate.ts':
+          "import { format } from 'prettier';\nimport { readFileSync } from 'fs';\nexport { format, readFileSync };",
+        'processors/pad.ts': "import type { Pad } from 'left-pad';\nexport type P = Pad;",
+        'bin/cli.ts': "import { z } from 'zod';\nexport { z };",
+        // Tests may use whatever the development install has.
+        'test/unit/a.test.ts': "import { format } from 'prettier';\nexport { format };",
+      }),
+    );
+    expect(report.undeclaredDependencies).toEqual([
+      'bin/cli.ts imports zod, which package.json does not declare',
+      'schemas/generate.ts imports prettier, a development dependency, at run time (declare it in dependencies)',
+    ]);
+    // Named only in a type: erased, so the image would carry it for nothing.
+    expect(report.unusedDependencies).toEqual([
+      'left-pad (no product file imports it: move it to devDependencies or remove it)',
+    ]);
+    expect(formatReport(report).failed).toBe(true);
+  });
+
   it('lists an upward import, type-only ones included, and the folder loop it closes', () => {
     const report = checkLayers(
       project({

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { GENERATED_HEADER, generatedFilePath, renderRecordTypes } from '../../schemas/generate-record-types.js';
+import { GENERATED_HEADER, generatedFilePath, renderRecordTypes } from '../../scripts/generate-record-types.js';
 import type { Article, Query, RecordName, RecordTypes } from '../../schemas/records.generated.js';
 import { RECORD_NAMES } from '../../schemas/records.generated.js';
 
@@ -10,10 +10,9 @@ describe('records.generated.ts', () => {
   it('is exactly what the generator makes of the current schemas', async () => {
     const committed = readFileSync(generatedFilePath(), 'utf8');
     expect(committed.startsWith(`${GENERATED_HEADER}\n`)).toBe(true);
-    expect(
-      await renderRecordTypes(),
-      'a schema changed without regenerating: run npx tsx schemas/generate-record-types.ts',
-    ).toBe(committed);
+    expect(await renderRecordTypes(), 'a schema changed without regenerating: run `npm run generate:records`').toBe(
+      committed,
+    );
   });
 
   it('types the records the way the codec decodes them', () => {
