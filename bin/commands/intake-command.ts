@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { createArticleEndpointServer } from '../../service/article-endpoint.js';
-import { validateFeedSubscriptions, type FeedSubscription } from '../../processors/intake/feed-poller.js';
+import { validateFeedSubscriptions, type FeedSubscription } from '../../streams/feeds/feed-poller.js';
 import { UsageError } from '../../infra/cli-errors.js';
 import { ConfigError, loadLocalInfraConfig } from '../../schemas/local-infra-config.js';
 import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';

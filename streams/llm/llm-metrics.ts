@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import { counterOf, gaugeOf, histogramOf, METRIC_FAMILIES } from '../telemetry/metrics.js';
 import type { ChatModelErrorCode } from '../../processors/extract/chat-model.js';
-import type { CacheLayer } from '../../processors/extract/response-cache.js';
+import type { CacheLayer } from './response-cache.js';
 
 const F = METRIC_FAMILIES;
 

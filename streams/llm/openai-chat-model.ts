@@ -24,7 +24,7 @@ import {
   ResponseCache,
   type CacheLogger,
   type CachedAnswer,
-} from '../../processors/extract/response-cache.js';
+} from './response-cache.js';
 import { TokenBudget, type BudgetReservation } from '../../processors/extract/token-budget.js';
 
 export interface OpenAiChatModelOptions {

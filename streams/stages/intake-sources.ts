@@ -6,8 +6,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
-import { createFeedPoller, type FeedPoller, type FeedSubscription } from '../../processors/intake/feed-poller.js';
-import { JsonFileFeedStateStore } from '../../processors/intake/feed-state-store.js';
+import { createFeedPoller, type FeedPoller, type FeedSubscription } from '../feeds/feed-poller.js';
+import { JsonFileFeedStateStore } from '../feeds/feed-state-store.js';
 import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
 import { replayArticles, type ReplayReport } from '../../processors/intake/replay-articles.js';
 

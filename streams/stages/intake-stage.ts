@@ -11,8 +11,8 @@ import {
   type FeedSubscription,
   type IntakeLogger,
   type PollReport,
-} from '../../processors/intake/feed-poller.js';
-import { JsonFileFeedStateStore, MemoryFeedStateStore } from '../../processors/intake/feed-state-store.js';
+} from '../feeds/feed-poller.js';
+import { JsonFileFeedStateStore, MemoryFeedStateStore } from '../feeds/feed-state-store.js';
 import { TOPICS } from '../pipeline/topics.js';
 import type { Transport } from '../runtime/transport.js';
 import { healthFrom } from '../telemetry/health-checks.js';

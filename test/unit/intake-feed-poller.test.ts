@@ -19,8 +19,8 @@ import {
   type FeedPoller,
   type FeedPollerOptions,
   type PollReport,
-} from '../../processors/intake/feed-poller.js';
-import { JsonFileFeedStateStore, MemoryFeedStateStore } from '../../processors/intake/feed-state-store.js';
+} from '../../streams/feeds/feed-poller.js';
+import { JsonFileFeedStateStore, MemoryFeedStateStore } from '../../streams/feeds/feed-state-store.js';
 import { parseFetchAllowList } from '../../schemas/outbound-address-policy.js';
 import { createGuardedFetch } from '../../streams/http/guarded-fetch.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';

@@ -10,7 +10,7 @@ import {
   rememberGuids,
   type FeedState,
   type FeedStateStore,
-} from '../../processors/intake/feed-state-store.js';
+} from '../../streams/feeds/feed-state-store.js';
 
 const FEED = 'https://news.example.org/rss.xml';
 const OTHER = 'https://news.example.org/atom.xml';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../processors/extract/chat-model.js';
-import { cacheKey, ResponseCache, type CachedAnswer } from '../../processors/extract/response-cache.js';
+import { cacheKey, ResponseCache, type CachedAnswer } from '../../streams/llm/response-cache.js';
 
 const directories: string[] = [];
 afterEach(async () => {

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import type { ChatRequest } from './chat-model.js';
+import type { ChatRequest } from '../../processors/extract/chat-model.js';
 
 /** What a cached completion keeps: enough to answer again without a call. */
 export interface CachedAnswer {

@@ -27,8 +27,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { IntakeRejection, type ArticleInput, type ArticlePublisher } from './article-input.js';
-import { charsetOf, decodeBody } from './decode-body.js';
+import { IntakeRejection, type ArticleInput, type ArticlePublisher } from '../../processors/intake/article-input.js';
+import { charsetOf, decodeBody } from '../../processors/intake/decode-body.js';
 import {
   emptyFeedState,
   rememberGuids,
@@ -36,12 +36,12 @@ import {
   type FeedState,
   type FeedStateStore,
 } from './feed-state-store.js';
-import { normalizeArticle, type NormalizeOptions } from './normalize-article.js';
-import { parseFeed, type FeedEntry, type ParsedFeed } from './parse-feed.js';
+import { normalizeArticle, type NormalizeOptions } from '../../processors/intake/normalize-article.js';
+import { parseFeed, type FeedEntry, type ParsedFeed } from '../../processors/intake/parse-feed.js';
 import { redactUrl, redactUrlsIn } from '../../schemas/connection-config.js';
 import { addressRefusalIn } from '../../schemas/outbound-address-policy.js';
 import type { Article } from '../../schemas/records.generated.js';
-import { backoffCeiling, parseRetryAfter, relativeJitter } from '../retry/backoff.js';
+import { backoffCeiling, parseRetryAfter, relativeJitter } from '../../processors/retry/backoff.js';
 
 /** Callers and tests of the poller read Retry-After through it. */
 export { parseRetryAfter };
