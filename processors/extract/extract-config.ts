@@ -11,7 +11,9 @@ import { DEFAULT_PAIR_SELECTION, type PairSelectionOptions } from './pair-select
  *                                      LLM); all: every entity (default offline, where calls are free)
  *   NEON_EXTRACT_SUBJECTS=a,b          configured subjects: entity ids (e-…) or names
  *   NEON_EXTRACT_M2_K                  chunks per M2 batch (the paper's k)
- *   NEON_EXTRACT_M2_LINGER_MS          longest a partial M2 batch waits
+ *   NEON_EXTRACT_M2_LINGER_MS          how long the stream is quiet (no new chunk) before open M2
+ *                                      batches are extracted as they stand; batches themselves close
+ *                                      by count, event time and the chunks waiting (pair-batches.ts)
  *   NEON_EXTRACT_M2_OBJECTS            objects selected per subject by TF-IDF
  *   NEON_EXTRACT_M2_MIN_COOCCURRENCES  chunks a pair must share before it is selected
  *   NEON_EXTRACT_M2_WINDOW_DAYS        event-time window of the co-occurrence statistics
@@ -72,8 +74,9 @@ export function extractConfigFromEnv(
       targets: e.NEON_EXTRACT_TARGETS,
       subjects: e.NEON_EXTRACT_SUBJECTS,
       batching: {
+        ...DEFAULT_PAIR_BATCHING,
         k: e.NEON_EXTRACT_M2_K ?? DEFAULT_PAIR_BATCHING.k,
-        lingerMs: e.NEON_EXTRACT_M2_LINGER_MS ?? DEFAULT_PAIR_BATCHING.lingerMs,
+        quietMs: e.NEON_EXTRACT_M2_LINGER_MS ?? DEFAULT_PAIR_BATCHING.quietMs,
       },
       pairSelection: {
         maxObjects: e.NEON_EXTRACT_M2_OBJECTS ?? DEFAULT_PAIR_SELECTION.maxObjects,

@@ -11,8 +11,11 @@
  * M1 stamps each tuple with its chunk's time. M2 expands each tuple over the batch's unique times
  * (the paper's R = ∪_{t∈T′} (t, NEI(s, o))), each copy citing the chunks of that time.
  *
- * Ids are deterministic (variant, subject, object, text key, time), so a replay or a redelivered
- * chunk overwrites the same interaction instead of adding one.
+ * Ids are made from the statement alone — variant, subject, object, text key, time — never from the
+ * call that found it (which batch, which chunks, when): the same statement from another batch of the
+ * pair, an early extraction of a batch or a replay is the same record, overwritten rather than added.
+ * Which chunks and sources a record cites is merged over every call that found it
+ * (recent-interactions.ts).
  */
 import { createHash } from 'node:crypto';
 import type { Chunk, ChunkEntity, Interaction, InteractionVariant } from '../../schemas/records.generated.js';
@@ -28,6 +31,8 @@ import {
   type RejectReason,
 } from './ground-interactions.js';
 import { OFFLINE_EXTRACTOR_MODEL, statementsInvolving } from './offline-extractor.js';
+import { byTimeThenId } from './pair-batches.js';
+import { citationUrls } from './recent-interactions.js';
 import { InvalidReplyError, parseM1Reply, parseM2Reply } from './parse-extraction-reply.js';
 
 export interface ExtractionResult {
@@ -67,24 +72,24 @@ export function interactionId(
   return `i-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
 }
 
+/** Sorted, so a record merged from several calls (recent-interactions.ts) reads the same as one. */
 function articleIdsOf(chunks: readonly Chunk[]): string[] {
   const ids = new Set<string>();
   for (const chunk of chunks) {
     ids.add(chunk.article_id);
     for (const source of chunk.provenance) ids.add(source.article_id);
   }
-  return [...ids];
+  return [...ids].sort();
 }
 
-/** The articles' URLs, each chunk's own article first, so a citation needs no look-up of the chunk. */
+/** The first chunk's own article first (the link a citation shows, with no look-up of the chunk), the others sorted. */
 function urlsOf(chunks: readonly Chunk[]): string[] {
-  const urls = new Set<string>();
-  for (const chunk of chunks) {
-    const own = chunk.provenance.find((p) => p.article_id === chunk.article_id);
-    if (own) urls.add(own.url);
-  }
-  for (const chunk of chunks) for (const source of chunk.provenance) urls.add(source.url);
-  return [...urls].slice(0, 10);
+  const first = chunks[0];
+  const own = first?.provenance.find((p) => p.article_id === first.article_id)?.url;
+  return citationUrls(
+    own,
+    chunks.flatMap((chunk) => chunk.provenance.map((source) => source.url)),
+  );
 }
 
 function toInteraction(
@@ -178,7 +183,7 @@ export class LlmInteractionExtractor implements InteractionExtractor {
   }
 
   async m2(subject: ChunkEntity, object: ChunkEntity, batch: readonly Chunk[]): Promise<ExtractionResult> {
-    const sorted = [...batch].sort((a, b) => a.t - b.t || a.id.localeCompare(b.id));
+    const sorted = [...batch].sort(byTimeThenId);
     const prompt = m2Prompt(subject.name, object.name, sorted, this.options.maxTuples);
     const { value: items, repaired } = await this.ask(prompt, 'm2', (reply) =>
       parseM2Reply(reply, this.options.maxTuples),

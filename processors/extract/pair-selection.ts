@@ -9,7 +9,8 @@
  * `maxObjects` objects and co-occurred at least `minCooccurrences` times.
  *
  * Counts are kept per day and summed over the window, so old co-occurrences fall out as event
- * time passes. The index lives in memory: after a restart it warms up again from the chunks that
+ * time passes. Each chunk is counted once (the planner passes a chunk id only on its first sight:
+ * a dedupe survivor written again with more sources is the same document, not another). The index lives in memory: after a restart it warms up again from the chunks that
  * follow (pairs are chosen a few chunks later, nothing is lost to M1).
  */
 import { DAY_MS } from '../spikes/spike-rule.js';
@@ -50,6 +51,11 @@ export class PairSelector {
 
   constructor(options: Partial<PairSelectionOptions> = {}) {
     this.options = { ...DEFAULT_PAIR_SELECTION, ...options };
+  }
+
+  /** The event-time window the statistics cover. */
+  get windowMs(): number {
+    return this.options.windowMs;
   }
 
   /** Counts one chunk: its entities, and the co-occurrences of each subject among them. */

@@ -1,17 +1,13 @@
 import type { Registry } from 'prom-client';
+import type { Timer } from '../../processors/extract/batch-rounds.js';
 import { ChatModelError } from '../../processors/extract/chat-model.js';
-import { planChunk } from '../../processors/extract/extraction-plan.js';
 import type { ExtractionTargets } from '../../processors/extract/extraction-targets.js';
 import type { RejectReason } from '../../processors/extract/ground-interactions.js';
-import {
-  ExtractionError,
-  type ExtractionResult,
-  type InteractionExtractor,
-} from '../../processors/extract/interaction-extractor.js';
-import { PairBatches, type PairBatch, type PairBatchOptions } from '../../processors/extract/pair-batches.js';
-import { PairSelector, type PairSelectionOptions } from '../../processors/extract/pair-selection.js';
-import { RecentInteractions } from '../../processors/extract/recent-interactions.js';
-import type { Chunk, ChunkEntity, Interaction, InteractionVariant } from '../../schemas/records.generated.js';
+import { ExtractionError, type InteractionExtractor } from '../../processors/extract/interaction-extractor.js';
+import { resolvePairBatching, type PairBatchOptions } from '../../processors/extract/pair-batches.js';
+import type { PairSelectionOptions } from '../../processors/extract/pair-selection.js';
+import { StreamExtraction, type M1Call, type M2Wait } from '../../processors/extract/stream-extraction.js';
+import type { Chunk, Interaction, InteractionVariant } from '../../schemas/records.generated.js';
 import { KafkaSink } from '../kafka/kafka-sink.js';
 import { counterOf, METRIC_FAMILIES } from '../telemetry/metrics.js';
 import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
@@ -33,22 +29,8 @@ export interface ExtractStageOptions extends StageBindingOptions {
   interactionsTopic?: string;
   /** Where the `neon_extract_*` families go. */
   registry?: Registry;
-  /** Wall clock of the M2 linger; injected in tests. */
-  now?: () => number;
-}
-
-interface M1Job {
-  subject: ChunkEntity;
-  chunk: Chunk;
-}
-
-interface M2Job extends M1Job {
-  object: ChunkEntity;
-}
-
-interface Waiter {
-  resolve: () => void;
-  reject: (error: unknown) => void;
+  /** Timer of the quiet-stream flush of M2 batches; injected in tests. */
+  timer?: Timer;
 }
 
 /** An LLM failure as the runtime handles it: retried, dead-lettered or fatal. */
@@ -78,104 +60,71 @@ function extractMetrics(registry: Registry | undefined) {
  * `news.chunks.unique` → NEON extraction (M1 and M2) → `neon.interactions`, keyed by subject.
  *
  * Per chunk: the entities that are targets at the chunk's time are its subjects (none: skipped,
- * counted as `no_target`). M1 makes one call per subject. M2 counts the chunk's co-occurrences and
- * adds it to the batch of each selected pair; a batch is extracted when it holds k chunks or has
- * waited its linger out. Calls run inside the sinks, so the runtime's rules apply to them: a chunk's
- * offset is committed only once every interaction derived from it — its M1 calls and every M2 batch
- * it joined — is acknowledged by Kafka; an LLM outage or a spent token budget is retried with
- * backoff while the in-flight bound holds the consumer back.
+ * counted as `no_target`). M1 makes one call per subject. M2 counts the chunk's co-occurrences once
+ * (a survivor dedupe writes again is the same chunk) and adds it to the batch of each selected pair
+ * (extraction-plan.ts); batches close by count, by event time and by the number of chunks waiting
+ * (pair-batches.ts), and a quiet stream's open batches are extracted as they stand after
+ * `quietMs` (batch-rounds.ts). Deciding in `process`, which sees the chunks in input order, makes
+ * the batches a function of the input alone: a replay gets the same batches, prompts and records.
  *
- * Delivery: at-least-once; interaction ids are deterministic and replies are cached by prompt, so a
- * redelivered chunk costs no call and overwrites the same records. Dead letters: undecodable
- * chunks; `llm_invalid_output` (a reply invalid through its retry: every chunk of the call);
- * `llm_rejected` (the endpoint refused the request, e.g. too long). Fatal: `llm_unauthorized`.
+ * Calls run inside the sinks, so the runtime's rules apply to them: a chunk's offset is committed
+ * only once every interaction derived from it — its M1 calls and every M2 batch it joined — is
+ * acknowledged by Kafka; an LLM outage or a spent token budget is retried with backoff while the
+ * in-flight bound holds the consumer back. The chunks waiting in open batches are kept to half the
+ * in-flight bound, so a backlog never stalls on its own batches.
+ *
+ * Delivery: at-least-once; interaction ids come from the statement and replies are cached by
+ * prompt, so a redelivered chunk costs no call and overwrites the same records; a statement found
+ * by several calls is one record citing all their chunks (recent-interactions.ts). Dead letters:
+ * undecodable chunks; `llm_invalid_output` (a reply invalid through its retry: every chunk of the
+ * call); `llm_rejected` (the endpoint refused the request, e.g. too long). Fatal: `llm_unauthorized`.
  */
 export async function startExtractStage(transport: Transport, options: ExtractStageOptions): Promise<RunningStage> {
   const topics = pipelineTopics(options.topics);
   const interactionsTopic = options.interactionsTopic ?? TOPICS.interactions;
-  const { extractor, targets } = options;
-  const variants = (options.variants ?? extractor.variants).filter((v) => extractor.variants.includes(v));
-  const selector = variants.includes('M2') ? new PairSelector(options.pairSelection) : null;
-  const now = options.now ?? Date.now;
+  const maxInFlight = options.maxInFlight ?? 256;
+  const batching = resolvePairBatching(options.batching);
   const metrics = extractMetrics(options.registry);
   const output = new KafkaSink(transport.producer(), { name: 'interactions' });
-  const recent = new RecentInteractions();
 
-  const publish = async (variant: InteractionVariant, result: ExtractionResult): Promise<void> => {
-    const fresh = recent.claim(result.interactions);
-    try {
+  const extraction = new StreamExtraction({
+    extractor: options.extractor,
+    targets: options.targets,
+    ...(options.variants ? { variants: options.variants } : {}),
+    batching: {
+      ...batching,
+      maxHeldChunks: Math.max(1, Math.min(batching.maxHeldChunks, Math.floor(maxInFlight / 2))),
+    },
+    ...(options.pairSelection ? { pairSelection: options.pairSelection } : {}),
+    ...(options.timer ? { timer: options.timer } : {}),
+    write: async (records) => {
       await Promise.all(
-        fresh.map((i: Interaction) => output.write(topicRecord(interactionsTopic, 'Interaction', i.subject_id, i))),
+        records.map((i: Interaction) => output.write(topicRecord(interactionsTopic, 'Interaction', i.subject_id, i))),
       );
-    } catch (error) {
-      // Not written: the retry of this call must not find these statements taken.
-      recent.release(fresh);
-      throw error;
-    }
-    metrics?.interactions.inc({ variant }, fresh.length);
-    metrics?.repeated.inc({ variant }, result.interactions.length - fresh.length);
-    if (result.repaired > 0) metrics?.repaired.inc({ variant }, result.repaired);
-    for (const [reason, n] of Object.entries(result.rejected) as [RejectReason, number][]) {
-      metrics?.rejected.inc({ reason }, n);
-    }
-  };
-
-  const m1Sink: Sink<M1Job> = {
-    name: 'm1',
-    write: async ({ subject, chunk }) => {
-      try {
-        await publish('M1', await extractor.m1(subject, chunk));
-      } catch (error) {
-        throw asExtractError(error);
+    },
+    failure: asExtractError,
+    isFinal: (error) => error instanceof StageError && error.disposition !== 'retry',
+    onRound: (round) => metrics?.batches.inc({ closed_by: round.reason }),
+    onPublished: (variant, result, written) => {
+      metrics?.interactions.inc({ variant }, written);
+      metrics?.repeated.inc({ variant }, Math.max(0, result.interactions.length - written));
+      if (result.repaired > 0) metrics?.repaired.inc({ variant }, result.repaired);
+      for (const [reason, n] of Object.entries(result.rejected) as [RejectReason, number][]) {
+        metrics?.rejected.inc({ reason }, n);
       }
     },
+  });
+
+  const m1Sink: Sink<M1Call> = {
+    name: 'm1',
+    write: (call) => extraction.m1(call),
     close: () => Promise.resolve(),
   };
-
-  const batches = new PairBatches<Waiter>(options.batching);
-  let timer: NodeJS.Timeout | undefined;
-  const running = new Set<Promise<void>>();
-  const extractBatch = (batch: PairBatch<Waiter>, closedBy: 'full' | 'linger' | 'stop'): void => {
-    metrics?.batches.inc({ closed_by: closedBy });
-    const run = extractor
-      .m2(batch.subject, batch.object, batch.chunks)
-      .then((result) => publish('M2', result))
-      .then(
-        () => batch.waiters.forEach((w) => w.resolve()),
-        (error: unknown) => {
-          const failure = asExtractError(error);
-          batch.waiters.forEach((w) => w.reject(failure));
-        },
-      );
-    running.add(run);
-    void run.finally(() => running.delete(run));
-  };
-  const schedule = (): void => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    const dueAt = batches.nextDueAt();
-    if (dueAt === undefined) return;
-    timer = setTimeout(
-      () => {
-        timer = undefined;
-        for (const batch of batches.due(now())) extractBatch(batch, 'linger');
-        schedule();
-      },
-      Math.max(0, dueAt - now()),
-    );
-  };
-  const m2Sink: Sink<M2Job> = {
+  const m2Sink: Sink<M2Wait> = {
     name: 'm2',
-    write: ({ subject, object, chunk }) =>
-      new Promise<void>((resolve, reject) => {
-        const full = batches.add(subject, object, chunk, { resolve, reject }, now());
-        if (full) extractBatch(full, 'full');
-        schedule();
-      }),
+    write: (wait) => extraction.m2(wait),
     close: async () => {
-      if (timer) clearTimeout(timer);
-      for (const batch of batches.drain()) extractBatch(batch, 'stop');
-      await Promise.allSettled([...running]);
+      await extraction.drain();
       await output.close();
     },
   };
@@ -186,26 +135,21 @@ export async function startExtractStage(transport: Transport, options: ExtractSt
     inputTopics: [topics.uniqueChunks],
     deadLetterTopic: topics.deadLetters,
     decode: stageDecoder('Chunk'),
+    // Synchronous, so chunks are planned in the order they come: batches depend on the input alone.
     process: ({ value: chunk }): StageOutput[] => {
-      const plan = planChunk(chunk, targets, selector);
+      const { plan, m1, m2 } = extraction.plan(chunk);
       metrics?.chunks.inc({ outcome: plan.subjects.length === 0 ? 'no_target' : 'targeted' });
-      const outputs: StageOutput[] = [];
-      if (variants.includes('M1')) {
-        for (const subject of plan.subjects) {
-          outputs.push({ sink: 'm1', id: `${chunk.id}/${subject.id}`, item: { subject, chunk } satisfies M1Job });
-        }
-      }
-      for (const { subject, object } of plan.pairs) {
-        outputs.push({
+      return [
+        ...m1.map((call) => ({ sink: 'm1', id: `${chunk.id}/${call.subject.id}`, item: call })),
+        ...m2.map((wait) => ({
           sink: 'm2',
-          id: `${chunk.id}/${subject.id}/${object.id}`,
-          item: { subject, object, chunk } satisfies M2Job,
-        });
-      }
-      return outputs;
+          id: `${chunk.id}/${wait.batch.subject.id}/${wait.batch.object.id}`,
+          item: wait,
+        })),
+      ];
     },
     sinks: { m1: m1Sink, m2: m2Sink },
-    maxInFlight: options.maxInFlight ?? 256,
+    maxInFlight,
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.log ? { log: options.log } : {}),
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { extractConfigFromEnv } from '../../processors/extract/extract-config.js';
-import { extractFromChunks, planChunk } from '../../processors/extract/extraction-plan.js';
+import { ExtractionPlanner, extractFromChunks } from '../../processors/extract/extraction-plan.js';
 import { ALL_ENTITIES, ConfiguredTargets, unionTargets } from '../../processors/extract/extraction-targets.js';
 import type { ExtractionResult, InteractionExtractor } from '../../processors/extract/interaction-extractor.js';
 import { PairBatches } from '../../processors/extract/pair-batches.js';
@@ -69,23 +69,97 @@ describe('M2 pair selection by co-occurrence TF-IDF', () => {
 
 describe('M2 batches', () => {
   const [s, o] = withEntities(['Doja Cat', 'Jared Leto']).entities as [ChunkEntity, ChunkEntity];
+  const [, , p] = withEntities(['Doja Cat', 'Jared Leto', 'Paris']).entities as [ChunkEntity, ChunkEntity, ChunkEntity];
+  const chunk = (i: number, t = T0 + i) => withEntities(['Doja Cat', 'Jared Leto', 'Paris'], t, `c${i}`);
 
-  it('closes a batch at k chunks, or once it has waited its linger out; a redelivered chunk only adds its waiter', () => {
-    const batches = new PairBatches<string>({ k: 3, lingerMs: 1_000 });
-    const chunks = [1, 2, 3].map((i) => withEntities(['Doja Cat', 'Jared Leto'], T0 + i));
-    expect(batches.add(s, o, chunks[0]!, 'a', 0)).toBeUndefined();
-    expect(batches.add(s, o, chunks[0]!, 'a-again', 10)).toBeUndefined();
-    expect(batches.add(s, o, chunks[1]!, 'b', 20)).toBeUndefined();
-    const full = batches.add(s, o, chunks[2]!, 'c', 30)!;
-    expect(full.chunks.map((c) => c.t)).toEqual([T0 + 1, T0 + 2, T0 + 3]);
-    expect(full.waiters).toEqual(['a', 'a-again', 'b', 'c']);
+  it('closes a batch at k chunks, in time order, and a chunk already in it joins once', () => {
+    const batches = new PairBatches({ k: 3 });
+    // The earlier chunks of the pair come in with the chunk that opens its batch.
+    expect(batches.add(s, o, chunk(2), [chunk(0)]).full).toBe(false);
+    expect(batches.add(s, o, chunk(2)).full).toBe(false);
+    const { batch, full } = batches.add(s, o, chunk(1));
+    expect(full).toBe(true);
+    expect(batch.chunks.map((c) => c.id)).toEqual(['c0', 'c1', 'c2']);
+    expect(batch.closedBy).toBe('full');
+    // The earlier chunk opened nothing and waits for nothing: only arrivals are held.
+    expect([...batch.held].sort()).toEqual(['c1', 'c2']);
     expect(batches.size).toBe(0);
-
-    batches.add(s, o, chunks[0]!, 'd', 100);
-    expect(batches.nextDueAt()).toBe(1_100);
-    expect(batches.due(1_099)).toEqual([]);
-    expect(batches.due(1_100).map((b) => b.waiters)).toEqual([['d']]);
     expect(() => new PairBatches({ k: 0 })).toThrow(/positive integer/);
+  });
+
+  it('closes by event time: once a chunk of any pair is a span past the chunk that opened the batch', () => {
+    const batches = new PairBatches({ k: 10, spanMs: DAY });
+    batches.add(s, o, chunk(1, T0));
+    batches.add(s, p, chunk(2, T0 + DAY / 2));
+    expect(batches.advance(T0 + DAY - 1)).toEqual([]);
+    const closed = batches.advance(T0 + DAY);
+    expect(closed.map((b) => [b.object.id, b.closedBy])).toEqual([['e-jared-leto', 'event_time']]);
+    // Event time never goes back: an older chunk does not reopen what the stream has passed.
+    expect(batches.advance(T0)).toEqual([]);
+    expect(batches.drain().map((b) => [b.object.id, b.closedBy])).toEqual([['e-paris', 'stop']]);
+  });
+
+  it('counts each waiting chunk once, and past the bound closes the batches opened first', () => {
+    const batches = new PairBatches({ k: 10, maxHeldChunks: 2 });
+    batches.add(s, o, chunk(1));
+    batches.add(s, p, chunk(1)); // the same chunk in a second pair: still one held chunk
+    batches.add(s, o, chunk(2));
+    expect(batches.heldChunks).toBe(2);
+    expect(batches.enforceHeldBound()).toEqual([]);
+    batches.add(s, p, chunk(3));
+    expect(batches.heldChunks).toBe(3);
+    expect(batches.enforceHeldBound().map((b) => [b.object.id, b.closedBy])).toEqual([['e-jared-leto', 'held']]);
+    expect(batches.heldChunks).toBe(2);
+  });
+
+  it('takes a newer version of a chunk it holds (more sources), and ignores the same version', () => {
+    const batches = new PairBatches({ k: 10 });
+    const { batch } = batches.add(s, o, chunk(1));
+    expect(batches.update(chunk(1))).toEqual([]);
+    const syndicated = {
+      ...chunk(1),
+      provenance: [...chunk(1).provenance, { ...chunk(1).provenance[0]!, article_id: 'wire' }],
+    };
+    expect(batches.update(syndicated)).toEqual([batch]);
+    expect(batch.chunks[0]!.provenance.map((q) => q.article_id)).toEqual(['c1', 'wire']);
+  });
+});
+
+describe('the extraction planner', () => {
+  const pairOf = (chunks: Chunk[]) => {
+    const planner = new ExtractionPlanner(new ConfiguredTargets(['Doja Cat']), {
+      m2: true,
+      batching: { k: 4 },
+      pairSelection: { minCooccurrences: 2 },
+    });
+    return chunks.map((c) => planner.plan(c));
+  };
+
+  it("puts a pair's first co-occurring chunk in its first batch", () => {
+    const chunks = [1, 2].map((i) => withEntities(['Doja Cat', 'Jared Leto'], T0 + i, `c${i}`));
+    const [first, second] = pairOf(chunks);
+    // Selected only from its second shared chunk on (min co-occurrences 2) …
+    expect(first!.joined).toEqual([]);
+    // … which opens the pair's batch with the first one in it.
+    expect(second!.joined.map((b) => b.chunks.map((c) => c.id))).toEqual([['c1', 'c2']]);
+  });
+
+  it('counts a chunk seen again (a survivor re-emitted with more sources) once, and joins it to nothing new', () => {
+    const planner = new ExtractionPlanner(new ConfiguredTargets(['Doja Cat']), {
+      m2: true,
+      pairSelection: { minCooccurrences: 3 },
+    });
+    const c1 = withEntities(['Doja Cat', 'Jared Leto'], T0 + 1, 'c1');
+    planner.plan(c1);
+    const again = planner.plan({ ...c1, provenance: [...c1.provenance, { ...c1.provenance[0]!, article_id: 'wire' }] });
+    expect(again.firstSight).toBe(false);
+    expect(again.joined).toEqual([]);
+    expect(planner.selector!.scoredObjects('e-doja-cat', T0 + 10)).toEqual([]); // one shared chunk, not two
+    const third = planner.plan(withEntities(['Doja Cat', 'Jared Leto'], T0 + 2, 'c2'));
+    expect(third.joined).toEqual([]); // two shared chunks: still below three
+    expect(
+      planner.plan(withEntities(['Doja Cat', 'Jared Leto'], T0 + 3, 'c3')).joined.map((b) => b.chunks.length),
+    ).toEqual([3]);
   });
 });
 
@@ -150,19 +224,24 @@ describe('extraction over a finite list of chunks', () => {
       pairSelection: { minCooccurrences: 2 },
     });
     expect(report.skippedNoTarget).toBe(2);
-    expect(report.calls).toEqual({ M1: 5, M2: 2 });
-    // The pair is selected from its second co-occurrence on: chunks 2–5, in two batches of k = 2.
+    expect(report.calls).toEqual({ M1: 5, M2: 3 });
+    // The pair is selected at its second co-occurrence, and its first joins that batch: chunks 1–5
+    // in batches of k = 2, the last one closed at the end of the list.
     expect(extractor.calls.filter((c) => c.startsWith('M2'))).toEqual([
       'M2 e-doja-cat e-jared-leto 2',
       'M2 e-doja-cat e-jared-leto 2',
+      'M2 e-doja-cat e-jared-leto 1',
     ]);
-    expect(report.interactions).toHaveLength(7);
+    expect(report.m2BatchSizes).toEqual([2, 2, 1]);
+    expect(report.interactions).toHaveLength(8);
   });
 
   it('plans nothing for a chunk without targets, and everything with ALL_ENTITIES', () => {
     const chunk = withEntities(['Paris', 'France']);
-    expect(planChunk(chunk, new ConfiguredTargets(['Doja Cat']), null).subjects).toEqual([]);
-    expect(planChunk(chunk, ALL_ENTITIES, null).subjects.map((s) => s.id)).toEqual(['e-paris', 'e-france']);
+    const subjects = (targets: typeof ALL_ENTITIES) =>
+      new ExtractionPlanner(targets, { m2: false }).plan(chunk).subjects.map((e) => e.id);
+    expect(subjects(new ConfiguredTargets(['Doja Cat']))).toEqual([]);
+    expect(subjects(ALL_ENTITIES)).toEqual(['e-paris', 'e-france']);
   });
 });
 
@@ -171,7 +250,12 @@ describe('extraction configuration', () => {
     const ok = extractConfigFromEnv({ NEON_EXTRACT_SUBJECTS: 'Doja Cat, e-tiktok', NEON_EXTRACT_VARIANTS: 'm1' });
     expect(ok).toMatchObject({
       ok: true,
-      config: { variants: ['M1'], subjects: ['Doja Cat', 'e-tiktok'], targets: undefined, batching: { k: 4 } },
+      config: {
+        variants: ['M1'],
+        subjects: ['Doja Cat', 'e-tiktok'],
+        targets: undefined,
+        batching: { k: 4, spanMs: DAY, quietMs: 30_000 },
+      },
     });
     const bad = extractConfigFromEnv({
       NEON_EXTRACT_VARIANTS: 'M3',
