@@ -43,6 +43,19 @@ export function alertKey(alert: Pick<SpikeAlert, 'id' | 'state' | 'window_end' |
   return `${alert.id}/${alert.state}/${alert.window_end}/${alert.observed}`;
 }
 
+const STATE_RANK: Readonly<Record<SpikeAlert['state'], number>> = { STARTED: 0, ONGOING: 1, ENDED: 2 };
+
+/**
+ * Whether `alert` is a later state about the same window as `held`: the count model updates an open
+ * episode within its bucket as the count grows (STARTED, then ONGOING with more), and the episode's
+ * latest state must be what it has become, as the stream told its followers.
+ */
+function grewWithin(alert: SpikeAlert, held: SpikeAlert): boolean {
+  if (alert.window_end !== held.window_end || held.state === 'ENDED') return false;
+  const rank = STATE_RANK[alert.state] - STATE_RANK[held.state];
+  return rank > 0 || (rank === 0 && alert.observed > held.observed);
+}
+
 /**
  * Current and past spikes, built from the alert states of `entity.spikes` (in any number of
  * replays: a state already seen changes nothing). Bounded: past episodes beyond `maxEpisodes` are
@@ -88,7 +101,8 @@ export class SpikeBook {
       observed: alert.observed,
       detected_at: alert.detected_at,
     });
-    const newest = episode.latest.window_end < alert.window_end || alert.state === 'ENDED';
+    const newest =
+      episode.latest.window_end < alert.window_end || alert.state === 'ENDED' || grewWithin(alert, episode.latest);
     if (newest || episode.latest === alert) episode.latest = alert;
     if (alert.state === 'ENDED') {
       episode.open = false;

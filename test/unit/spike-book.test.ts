@@ -51,6 +51,19 @@ describe('SpikeBook', () => {
     expect(book.eventsAfter(1).map((e) => e.alert.state)).toEqual(['ONGOING', 'ENDED']);
   });
 
+  it("takes a state that grew within the same window as the episode's latest, never an older one", () => {
+    const book = new SpikeBook();
+    book.apply(alert('e-a', 'STARTED', 3, { observed: 3 }));
+    book.apply(alert('e-a', 'ONGOING', 3, { observed: 6 }));
+    expect(book.query()[0]!.latest).toMatchObject({ state: 'ONGOING', observed: 6 });
+    book.apply(alert('e-a', 'ONGOING', 3, { observed: 9 }));
+    expect(book.query()[0]!.latest).toMatchObject({ state: 'ONGOING', observed: 9 });
+    // A state sent earlier that arrives late (redelivered after a restart) changes nothing.
+    book.apply(alert('e-a', 'ONGOING', 3, { observed: 4 }));
+    book.apply(alert('e-a', 'STARTED', 3, { observed: 2 }));
+    expect(book.query()[0]!.latest).toMatchObject({ state: 'ONGOING', observed: 9 });
+  });
+
   it('filters by entity, granularity and time, open episodes first', () => {
     const book = new SpikeBook();
     book.apply(alert('e-a', 'STARTED', 3));
