@@ -7,12 +7,26 @@
  * Delivery: replay-safe. A chunk id already held is "replayed" (same content and mentions as the
  * first time, provenance as merged so far), never a duplicate of itself; a replayed duplicate merges
  * nothing new. Deterministic given the order of chunks, and every replica computes the same
- * signatures (fixed seeds). Rejections: none; every chunk is unique, replayed or a duplicate.
+ * signatures (fixed seeds). Rejections: none; every chunk is unique, replayed, a duplicate or seen.
+ *
+ * Time is the chunks' event time, never the wall clock: the window ends at the latest chunk time
+ * offered or restored, so what is compared with what depends on the chunks and their order only. A
+ * chunk offered again once the window has moved past it (or past its survivor) cannot be compared
+ * with the survivors of its time any more (they are evicted), so deciding it again would call it
+ * unique — a survivor written again with only its own source, a duplicate written as a second
+ * document. That is exactly what a replay does when each chunk comes twice (every stage re-reading
+ * its topic from the start under a fresh group, the second copies arriving once the first have
+ * moved the window on), so the decision taken for each chunk id is remembered for four windows of
+ * event time: a chunk decided before that would now pass as unique is "seen" and writes nothing
+ * (its survivor already carries it). One never decided is a late chunk: unique, not held, as it
+ * would be alone (and unique again if offered again).
  *
  * State after a restart: rebuilt by calling {@link NearDuplicateFilter.restore} with every chunk of
  * the window from the unique-chunk topic (its own output is its changelog), or from a JSON snapshot
  * with {@link NearDuplicateFilter.exportState} / {@link NearDuplicateFilter.fromState}. Both keep
- * the survivors' merged provenance; shingles and band keys are recomputed from the text.
+ * the survivors' merged provenance; shingles and band keys are recomputed from the text. What was
+ * decided a duplicate is not in either, so after a restart a duplicate older than the window, offered
+ * again, is a late chunk.
  */
 import type { Chunk, Mention, Provenance } from '../../schemas/records.generated.js';
 import { bandKeys, chooseBandPlan, type BandPlan } from './lsh-bands.js';
@@ -84,7 +98,16 @@ export function resolveDedupeOptions(options: Partial<DedupeOptions> = {}): Dedu
 export type OfferResult =
   | { kind: 'unique'; chunk: Chunk; mentions: Mention[] }
   | { kind: 'duplicate'; of: string; similarity: number; survivor: Chunk }
-  | { kind: 'replayed'; chunk: Chunk; mentions: Mention[] };
+  | { kind: 'replayed'; chunk: Chunk; mentions: Mention[] }
+  /** Decided before, and what decided it has left the window (a survivor evicted, a duplicate's survivor evicted): nothing to write. */
+  | { kind: 'seen'; was: 'survivor' | 'duplicate' };
+
+/** What was decided for a chunk id: held as a survivor, merged as a duplicate, or let through late. */
+type Decision = 'survivor' | 'duplicate' | 'late';
+
+/** Decisions remembered for this many windows of event time (and at most this many chunk ids). */
+const DECISIONS_KEPT_WINDOWS = 4;
+const MAX_DECISIONS_KEPT = 1_000_000;
 
 /** A JSON-able snapshot: the options and the survivors of the window in registration order. */
 export interface DedupeState {
@@ -150,6 +173,8 @@ export class NearDuplicateFilter {
   private readonly hasher: MinHasher;
   private readonly index: NearDuplicateIndex<Chunk>;
   private readonly signatureBuffer: Uint32Array;
+  /** chunk id → its decision and event time, in the order decided. */
+  private readonly decisions = new Map<string, { as: Decision; t: number }>();
 
   constructor(options: Partial<DedupeOptions> = {}) {
     this.options = resolveDedupeOptions(options);
@@ -164,17 +189,22 @@ export class NearDuplicateFilter {
     const held = this.index.get(chunk.id);
     if (held !== undefined) return { kind: 'replayed', chunk: copyChunk(held), mentions: mentionsOf(held) };
     this.index.advance(chunk.t);
+    this.forgetOldDecisions();
     const candidate = this.candidateOf(chunk);
     const decision = this.index.findDuplicate(candidate);
     if (decision.kind === 'duplicate') {
       const survivor = this.index.get(decision.of);
       if (survivor !== undefined) {
         survivor.provenance = mergeProvenance(survivor.provenance, chunk.provenance);
+        this.decide(chunk, 'duplicate');
         return { kind: 'duplicate', of: decision.of, similarity: decision.similarity, survivor: copyChunk(survivor) };
       }
     }
+    // Unique now only because what decided it has left the window: decided before, not again.
+    const earlier = this.decisions.get(chunk.id);
+    if (earlier !== undefined && earlier.as !== 'late') return { kind: 'seen', was: earlier.as };
     const kept = copyChunk(chunk);
-    this.index.add(candidate, kept);
+    this.decide(chunk, this.index.add(candidate, kept) ? 'survivor' : 'late');
     return { kind: 'unique', chunk: copyChunk(kept), mentions: mentionsOf(kept) };
   }
 
@@ -189,7 +219,7 @@ export class NearDuplicateFilter {
       held.provenance = mergeProvenance(held.provenance, chunk.provenance);
       return;
     }
-    this.index.add(this.candidateOf(chunk), copyChunk(chunk));
+    if (this.index.add(this.candidateOf(chunk), copyChunk(chunk))) this.decide(chunk, 'survivor');
   }
 
   size(): IndexSize {
@@ -216,6 +246,21 @@ export class NearDuplicateFilter {
     if (state.latest_t !== null) filter.index.advance(state.latest_t);
     for (const chunk of state.chunks) filter.restore(chunk);
     return filter;
+  }
+
+  private decide(chunk: Chunk, as: Decision): void {
+    this.decisions.delete(chunk.id);
+    this.decisions.set(chunk.id, { as, t: chunk.t });
+    this.forgetOldDecisions();
+  }
+
+  /** Decided order is nearly time order: the oldest are at the front (one behind a newer one goes a little later). */
+  private forgetOldDecisions(): void {
+    const horizon = this.index.latest() - DECISIONS_KEPT_WINDOWS * this.options.windowMs;
+    for (const [id, { t }] of this.decisions) {
+      if (t >= horizon && this.decisions.size <= MAX_DECISIONS_KEPT) break;
+      this.decisions.delete(id);
+    }
   }
 
   private candidateOf(chunk: Chunk): IndexCandidate {

@@ -1,20 +1,31 @@
 import { NearDuplicateFilter, type DedupeOptions } from '../../processors/dedupe/drop-near-duplicates.js';
 import type { Chunk, Mention } from '../../schemas/records.generated.js';
-import { KafkaSink } from '../kafka/kafka-sink.js';
+import { KafkaSink, type TopicRecord } from '../kafka/kafka-sink.js';
 import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
 import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
 import { StageError } from '../runtime/stage-error.js';
-import type { Transport } from '../runtime/transport.js';
-import { followStateTopic, stageWithTails } from '../runtime/state-topic.js';
+import { headerText, type Transport } from '../runtime/transport.js';
+import { stageWithTails } from '../runtime/state-topic.js';
+import { tailTopic } from '../runtime/topic-tail.js';
+import { NAME_PREFIX } from '../pipeline/topics.js';
 import { pipelineTopics, type PipelineTopics, type StageBindingOptions } from '../pipeline/pipeline-topics.js';
 
 export interface DedupeStage extends RunningStage {
   readonly filter: NearDuplicateFilter;
 }
 
-function uniqueOutputs(topics: PipelineTopics, chunk: Chunk, mentions: Mention[]): StageOutput[] {
+/** Names the consumer group whose decision a record of `news.chunks.unique` is. */
+export const DEDUPE_GROUP_HEADER = 'neon.dedupe.group';
+
+/** A survivor as this group decided it. */
+function survivorRecord(topics: PipelineTopics, chunk: Chunk, groupId: string): TopicRecord {
+  const record = topicRecord(topics.uniqueChunks, 'Chunk', chunk.article_id, chunk);
+  return { ...record, headers: { ...record.headers, [DEDUPE_GROUP_HEADER]: groupId } };
+}
+
+function uniqueOutputs(topics: PipelineTopics, chunk: Chunk, mentions: Mention[], groupId: string): StageOutput[] {
   return [
-    { sink: 'kafka', id: chunk.id, item: topicRecord(topics.uniqueChunks, 'Chunk', chunk.article_id, chunk) },
+    { sink: 'kafka', id: chunk.id, item: survivorRecord(topics, chunk, groupId) },
     ...mentions.map((mention) => ({
       sink: 'kafka',
       id: `${chunk.id}/${mention.entity_id}`,
@@ -33,7 +44,14 @@ function uniqueOutputs(topics: PipelineTopics, chunk: Chunk, mentions: Mention[]
  *
  * State: the time window of unique chunks. It is rebuilt on start by reading
  * `news.chunks.unique` (the stage's own output is its changelog) and follows that topic while
- * running, so it survives restarts. Replicas: the group uses the single-active assignment, so one
+ * running, so it survives restarts. Only this consumer group's decisions are its state (each record
+ * names its group in the `neon.dedupe.group` header; records without one, written before the header
+ * existed, count as its own): a fresh group re-reading `news.chunks` from the start — a replay into
+ * fresh indices — starts from an empty window and decides every chunk as the first run did, instead
+ * of against a window that already ends at the previous run's last chunk, where every early chunk is
+ * older than the window and would pass as unique. Each chunk it then sees twice (its own upstream
+ * replaying too) is decided once (drop-near-duplicates.ts: a chunk older than the window that was
+ * decided before writes nothing). Replicas: the group uses the single-active assignment, so one
  * replica decides and the others stand by with a warm window; a standby takes over when the active
  * one leaves or dies (its unacknowledged inputs are redelivered and re-decided against the window,
  * which already holds what it wrote). On every new assignment the stage first catches its window up
@@ -50,11 +68,29 @@ export async function startDedupeStage(
   const topics = pipelineTopics(options.topics);
   const log = options.log ?? stderrLogger;
   const filter = new NearDuplicateFilter(options.dedupe);
-  const tail = await followStateTopic(transport, topics.uniqueChunks, 'Chunk', (chunk) => filter.restore(chunk), {
-    stage: 'dedupe',
-    purpose: 'dedupe-window',
-    log,
-  });
+  const groupId = options.groupId ?? `${NAME_PREFIX}neon.dedupe`;
+  const decodeChunk = stageDecoder('Chunk');
+  const tail = await tailTopic(
+    transport,
+    topics.uniqueChunks,
+    (record) => {
+      const decidedBy = headerText(record.headers)[DEDUPE_GROUP_HEADER];
+      if (decidedBy !== undefined && decidedBy !== groupId) return; // another group's decisions
+      try {
+        filter.restore(decodeChunk(record));
+      } catch (error) {
+        // State is a cache of the log: one bad record must not keep the stage from starting.
+        log('warn', 'unreadable Chunk record skipped while rebuilding state', {
+          stage: 'dedupe',
+          partition: record.partition,
+          offset: record.offset,
+          code: error instanceof StageError ? error.code : 'internal',
+        });
+      }
+    },
+    { purpose: 'dedupe-window' },
+  );
+  await tail.caughtUp;
 
   // After a hand-over, the new active replica first reads everything the previous one wrote.
   let windowReady: Promise<void> = Promise.resolve();
@@ -69,7 +105,7 @@ export async function startDedupeStage(
       windowReady = tail.catchUp();
       windowReady.catch(() => undefined); // surfaced by the next process call
     },
-    ...(options.groupId ? { groupId: options.groupId } : {}),
+    groupId,
     inputTopics: [topics.chunks],
     deadLetterTopic: topics.deadLetters,
     decode: stageDecoder('Chunk'),
@@ -86,15 +122,13 @@ export async function startDedupeStage(
       switch (decision.kind) {
         case 'unique':
         case 'replayed':
-          return uniqueOutputs(topics, decision.chunk, decision.mentions);
+          return uniqueOutputs(topics, decision.chunk, decision.mentions, groupId);
         case 'duplicate':
           return [
-            {
-              sink: 'kafka',
-              id: decision.survivor.id,
-              item: topicRecord(topics.uniqueChunks, 'Chunk', decision.survivor.article_id, decision.survivor),
-            },
+            { sink: 'kafka', id: decision.survivor.id, item: survivorRecord(topics, decision.survivor, groupId) },
           ];
+        case 'seen':
+          return [];
       }
     },
     sinks: { kafka: sink },

@@ -160,6 +160,41 @@ describe('NearDuplicateFilter.offer', () => {
     expect(filter.size().chunks).toBe(1);
   });
 
+  it('writes nothing for a chunk older than the window that it decided before, survivor or duplicate', () => {
+    const filter = new NearDuplicateFilter({ windowMs: 7 * DAY });
+    const survivor = chunk('a', STORY, T0);
+    const copy = chunk('b', SYNDICATED, T0 + 3600_000);
+    filter.offer(survivor);
+    expect(filter.offer(copy).kind).toBe('duplicate');
+    filter.offer(chunk('z', OTHER_STORY, T0 + 10 * DAY)); // the window moves on: the survivor is evicted
+    expect(filter.offer(survivor)).toEqual({ kind: 'seen', was: 'survivor' });
+    expect(filter.offer(copy)).toEqual({ kind: 'seen', was: 'duplicate' });
+    // Remembered for four windows of event time, then such a chunk is a late one again.
+    filter.offer(chunk('y', OTHER_STORY, T0 + 40 * DAY));
+    expect(filter.offer(copy).kind).toBe('unique');
+  });
+
+  it('decides every chunk once when each comes twice, the second copies after the window has moved on', () => {
+    // Twenty days of a story a day, each re-filed by a wire the same day: the first run's order,
+    // then the whole stream again (a replay's own upstream, re-reading its topic from the start).
+    const story = (d: number) => Array.from({ length: 40 }, (_, i) => `word${d}x${i}`).join(' ');
+    const days = Array.from({ length: 20 }, (_, d) => [
+      chunk(`s${d}`, story(d), T0 + d * DAY),
+      chunk(`w${d}`, `${story(d)} wire copy.`, T0 + d * DAY + 3600_000),
+    ]).flat();
+    const once = new NearDuplicateFilter({ windowMs: 7 * DAY });
+    const firstRun = days.map((c) => once.offer(c).kind);
+    expect(firstRun).toEqual(days.map((_, i) => (i % 2 === 0 ? 'unique' : 'duplicate')));
+    const replay = new NearDuplicateFilter({ windowMs: 7 * DAY });
+    const decided = [...days, ...days].map((c) => replay.offer(c));
+    expect(decided.slice(0, days.length).map((d) => d.kind)).toEqual(firstRun);
+    // The second copies: nothing new is unique, no survivor is written back with fewer sources.
+    for (const [i, d] of decided.slice(days.length).entries()) {
+      expect(d.kind, days[i]!.id).not.toBe('unique');
+      if (d.kind === 'replayed') expect(d.chunk.provenance.length).toBeGreaterThan(1);
+    }
+  });
+
   it('uses character trigrams when asked', () => {
     const filter = new NearDuplicateFilter({ shingle: 'char3' });
     filter.offer(chunk('a', STORY, T0));
