@@ -175,6 +175,90 @@ function bootstrapMedian(values: readonly number[], resamples = 2_000, seed = 7)
 }
 
 /**
+ * Where the product's alerts meet a burst: the rank of the first alert covering an entity of its
+ * title on a day from two days before its first day (its rolling window) to one day after, with
+ * whether that alert's lead is such an entity; undefined when none does.
+ */
+export function burstHit(
+  burst: HumanBurst,
+  alertsByDay: ReadonlyMap<number, readonly RankedAlert[]>,
+  titles: ReadonlyMap<string, string>,
+): { rank: number; lead: boolean } | undefined {
+  for (let d = burst.start - 2 * DAY_MS; d <= burst.start + DAY_MS; d += DAY_MS) {
+    const alerts = alertsByDay.get(d) ?? [];
+    const at = alerts.findIndex((a) => a.entities.some((id) => titles.get(id) === burst.title));
+    if (at >= 0) return { rank: at + 1, lead: titles.get(alerts[at]!.lead) === burst.title };
+  }
+  return undefined;
+}
+
+/** Distinct articles per entity id and UTC day (ms) in the product's marked articles. */
+export function articlesPerEntityDay(marked: readonly MarkedArticle[]): Map<string, Map<number, number>> {
+  const counts = new Map<string, Map<number, number>>();
+  for (const article of marked) {
+    const day = Math.floor(article.article.published_at / DAY_MS) * DAY_MS;
+    for (const id of new Set(article.mentions.map((m) => m.entity_id))) {
+      const byDay = counts.get(id) ?? new Map<number, number>();
+      byDay.set(day, (byDay.get(day) ?? 0) + 1);
+      counts.set(id, byDay);
+    }
+  }
+  return counts;
+}
+
+/** One episode of the product's, as far as explaining a miss needs it. */
+export interface ProductEpisode {
+  entity_id: string;
+  /** First and last day (UTC ms) the episode was judged on. */
+  start: number;
+  last: number;
+  /** The day of the story it was filed under (a story of the day before when it joined one). */
+  storyDay: number;
+}
+
+/**
+ * Why a missed burst was missed:
+ * - `few_articles`: the product's own articles name the title fewer than 3 times in its window
+ *   (markup did not find or link the name; see `detectableBursts`);
+ * - `split_names`: they do, but spread over names markup did not fuse ("Alawite", "Alawites"), no
+ *   one of them in 3 articles of a 3-day window, the least any alert needs;
+ * - `earlier_story`: an entity of the title was already in an episode, or filed under a story,
+ *   that began before the burst's window: alerted, but not as a new story of those days;
+ * - `not_listed`: an episode began in the window, but its story did not make the day's digest;
+ * - `below_bar`: the product saw the articles and raised nothing: its counts were within what the
+ *   entity's baseline expects.
+ */
+export type MissReason = 'few_articles' | 'split_names' | 'earlier_story' | 'not_listed' | 'below_bar';
+
+export function explainMiss(
+  burst: HumanBurst,
+  detectable: ReadonlySet<HumanBurst>,
+  episodes: readonly ProductEpisode[],
+  titles: ReadonlyMap<string, string>,
+  articlesPerDay: ReadonlyMap<string, ReadonlyMap<number, number>>,
+): MissReason {
+  if (!detectable.has(burst)) return 'few_articles';
+  const from = burst.start - 2 * DAY_MS;
+  const to = burst.start + DAY_MS;
+  let most = 0;
+  for (const [id, title] of titles) {
+    if (title !== burst.title) continue;
+    const perDay = articlesPerDay.get(id);
+    for (let d = from; d <= to; d += DAY_MS) {
+      let sum = 0;
+      for (let i = 0; i < 3; i++) sum += perDay?.get(d - i * DAY_MS) ?? 0;
+      most = Math.max(most, sum);
+    }
+  }
+  if (most < 3) return 'split_names';
+  const overlapping = episodes.filter(
+    (e) => titles.get(e.entity_id) === burst.title && e.start <= to && e.last >= from,
+  );
+  if (overlapping.some((e) => e.start < from || e.storyDay < from)) return 'earlier_story';
+  return overlapping.length > 0 ? 'not_listed' : 'below_bar';
+}
+
+/**
  * The product's alerts (per day, ranked) against the human bursts: a burst is recalled when an
  * alert covering an entity of its title is among the alerts of a day from two days before its
  * first day (its rolling window) to one day after; its rank is that alert's place on the first
@@ -190,20 +274,11 @@ export function scoreAgainstHumans(
   let recalled = 0;
   let recalledLead = 0;
   for (const burst of bursts) {
-    let rank: number | undefined;
-    let leadHit = false;
-    for (let d = burst.start - 2 * DAY_MS; d <= burst.start + DAY_MS && rank === undefined; d += DAY_MS) {
-      const alerts = alertsByDay.get(d) ?? [];
-      const at = alerts.findIndex((a) => a.entities.some((id) => titles.get(id) === burst.title));
-      if (at >= 0) {
-        rank = at + 1;
-        leadHit = titles.get(alerts[at]!.lead) === burst.title;
-      }
-    }
-    if (rank !== undefined) {
+    const hit = burstHit(burst, alertsByDay, titles);
+    if (hit !== undefined) {
       recalled += 1;
-      ranks.push(rank);
-      if (leadHit) recalledLead += 1;
+      ranks.push(hit.rank);
+      if (hit.lead) recalledLead += 1;
     }
   }
   const perDay: number[] = [];

@@ -42,12 +42,17 @@ import { DAY_MS, DEFAULT_DAY_RULE, NEON_DAY_RULE, type SpikeRule } from '../proc
 import type { Article, MarkedArticle, Mention, SpikeAlert } from '../schemas/records.generated.js';
 import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
 import {
+  articlesPerEntityDay,
+  burstHit,
   dayString,
   detectableBursts,
+  explainMiss,
   entityTitles,
   humanBursts,
   scoreAgainstHumans,
   type HumanBurst,
+  type MissReason,
+  type ProductEpisode,
   type RankedAlert,
   type SpikeFigures,
 } from './human-bursts.js';
@@ -66,6 +71,20 @@ interface Configuration {
   budget?: Partial<AlertBudget>;
 }
 
+/** The default with one φ for every entity (no per-entity estimate): what the default was before. */
+const FIXED_PHI_DAY_RULE: SpikeRule = { ...DEFAULT_DAY_RULE, overdispersionPriorWeight: null };
+
+/** Configurations also run on the null feed (false alarms) and the feeds without human links. */
+const NULL_FEED_CONFIGURATIONS = [
+  'before',
+  'neon',
+  'surprise',
+  'surprise-fixed-phi',
+  'surprise-bar0.2',
+  'surprise-bar0.6',
+  'surprise-fixed-phi-bar0.6',
+];
+
 const CONFIGURATIONS: Configuration[] = [
   { name: 'before', about: "NEON's rule, every episode an alert, ranked by score", day: NEON_DAY_RULE },
   {
@@ -74,8 +93,19 @@ const CONFIGURATIONS: Configuration[] = [
     day: NEON_DAY_RULE,
     budget: { minSignificance: 0 },
   },
-  { name: 'surprise', about: 'the count model through the desk (the default)', day: DEFAULT_DAY_RULE, budget: {} },
-  ...[0.2, 0.3, 1, 2].map((bar) => ({
+  {
+    name: 'surprise',
+    about: "the count model through the desk (the default): each entity's own φ, shrunk towards 0.2",
+    day: DEFAULT_DAY_RULE,
+    budget: {},
+  },
+  {
+    name: 'surprise-fixed-phi',
+    about: 'the count model with one φ = 0.2 for every entity (the default before per-entity φ)',
+    day: FIXED_PHI_DAY_RULE,
+    budget: {},
+  },
+  ...[0.2, 0.3, 0.6, 1, 2].map((bar) => ({
     name: `surprise-bar${bar}`,
     about: `the count model, significance bar ${bar}`,
     day: {
@@ -85,6 +115,12 @@ const CONFIGURATIONS: Configuration[] = [
     },
     budget: { minSignificance: bar },
   })),
+  {
+    name: 'surprise-fixed-phi-bar0.6',
+    about: 'one φ = 0.2 for every entity, significance bar 0.6 (compare at a matched null-feed rate)',
+    day: { ...FIXED_PHI_DAY_RULE, minSignificance: 0.6 },
+    budget: { minSignificance: 0.6 },
+  },
   {
     name: 'surprise-end0.5',
     about: 'the count model, an episode ends as soon as it falls below the start bar',
@@ -99,13 +135,13 @@ const CONFIGURATIONS: Configuration[] = [
   },
   {
     name: 'surprise-poisson',
-    about: 'the count model without overdispersion (φ = 0)',
-    day: { ...DEFAULT_DAY_RULE, overdispersion: 0 },
+    about: 'the count model without overdispersion (φ = 0 for every entity)',
+    day: { ...FIXED_PHI_DAY_RULE, overdispersion: 0 },
     budget: {},
   },
   {
     name: 'surprise-phi0.5',
-    about: 'the count model with φ = 0.5',
+    about: "the count model, each entity's own φ shrunk towards 0.5",
     day: { ...DEFAULT_DAY_RULE, overdispersion: 0.5 },
     budget: {},
   },
@@ -184,6 +220,7 @@ function prepare(name: string, inputs: Iterable<ArticleInput>): Prepared {
 interface Run {
   byDay: Map<number, RankedAlert[]>;
   desk?: AlertDesk;
+  alerts: SpikeAlert[];
   episodes: number;
   seconds: number;
 }
@@ -216,7 +253,7 @@ function runConfiguration(data: Prepared, config: Configuration): Run {
       byDay.set(day, list);
     }
     for (const list of byDay.values()) list.sort((a, b) => b.significance - a.significance);
-    return { byDay, episodes, seconds: (performance.now() - started) / 1000 };
+    return { byDay, alerts, episodes, seconds: (performance.now() - started) / 1000 };
   }
   const desk = new AlertDesk({ budget: config.budget });
   for (const alert of alerts) desk.apply(alert);
@@ -232,7 +269,7 @@ function runConfiguration(data: Prepared, config: Configuration): Run {
       })),
     );
   }
-  return { byDay, desk, episodes, seconds: (performance.now() - started) / 1000 };
+  return { byDay, desk, alerts, episodes, seconds: (performance.now() - started) / 1000 };
 }
 
 /** Alert volume only (no human links). */
@@ -283,9 +320,7 @@ function nullFeedFigures(): Record<string, Record<string, number>> {
   }
   mentions.sort((x, y) => x.t - y.t);
   const figures: Record<string, Record<string, number>> = {};
-  for (const config of CONFIGURATIONS.filter((c) =>
-    ['before', 'neon', 'surprise', 'surprise-bar0.2'].includes(c.name),
-  )) {
+  for (const config of CONFIGURATIONS.filter((c) => NULL_FEED_CONFIGURATIONS.includes(c.name))) {
     const detector = new SpikeDetector({ day: config.day, hour: null, now: () => NOW });
     const desk = new AlertDesk({ budget: config.budget ?? { minSignificance: 0 } });
     let started = 0;
@@ -385,15 +420,14 @@ async function main(): Promise<void> {
   }
   for (const data of extra) {
     volume[data.name] = {};
-    for (const config of CONFIGURATIONS.filter((c) =>
-      ['before', 'neon', 'surprise', 'surprise-bar0.2', 'surprise-bar1'].includes(c.name),
-    )) {
+    for (const config of CONFIGURATIONS.filter((c) => NULL_FEED_CONFIGURATIONS.includes(c.name))) {
       volume[data.name]![config.name] = volumeFigures(data, runConfiguration(data, config));
     }
   }
 
   const nullFeed = nullFeedFigures();
   const chosen = figures.development!.surprise!;
+  const misses = defaultRun ? explainMisses(reachable, detectable, defaultRun, titles, dev.marked) : [];
   Object.assign(results, {
     recall: chosen.recall,
     median_rank: chosen.median_rank,
@@ -421,6 +455,13 @@ async function main(): Promise<void> {
     detectable_bursts_development: visible,
     alert_volume: volume,
     null_feed: nullFeed,
+    misses: {
+      reasons: MISS_REASONS,
+      by_reason: Object.fromEntries(
+        Object.keys(MISS_REASONS).map((reason) => [reason, misses.filter((m) => m.reason === reason).length]),
+      ),
+      bursts: misses,
+    },
     seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
   });
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
@@ -465,20 +506,72 @@ async function main(): Promise<void> {
     for (const line of digestLines(digestJson(defaultRun.desk.digest(Date.parse(`${digestDay}T00:00:00Z`)))))
       console.log(line);
   }
-  printMisses(reachable, defaultRun, titles);
+  printMisses(misses, reachable.length);
 }
 
-/** The human bursts the default missed, for reading (titles and days only). */
-function printMisses(bursts: readonly HumanBurst[], run: Run | undefined, titles: ReadonlyMap<string, string>): void {
-  if (!run || !process.argv.includes('--misses')) return;
-  console.log('\nmissed human bursts:');
-  for (const burst of bursts) {
-    let hit = false;
-    for (let d = burst.start - 2 * DAY_MS; d <= burst.start + DAY_MS; d += DAY_MS) {
-      if ((run.byDay.get(d) ?? []).some((a) => a.entities.some((id) => titles.get(id) === burst.title))) hit = true;
-    }
-    if (!hit) console.log(`  ${dayString(burst.start)}  ${burst.title} (${burst.stories} stories, ${burst.days} days)`);
+/** The product's episodes of a run, with the day of the story each was filed under. */
+function productEpisodes(run: Run): ProductEpisode[] {
+  const byId = new Map<string, SpikeAlert[]>();
+  for (const alert of run.alerts) byId.set(alert.id, [...(byId.get(alert.id) ?? []), alert]);
+  return [...byId.values()].map((states) => {
+    const first = states[0]!;
+    const start = dayOf(first.episode_start ?? first.window_end - DAY_MS);
+    return {
+      entity_id: first.entity_id,
+      start,
+      last: Math.max(...states.map((a) => a.window_end - DAY_MS)),
+      storyDay: run.desk?.storyOf(first.id)?.day ?? start,
+    };
+  });
+}
+
+interface Miss {
+  date: string;
+  title: string;
+  stories: number;
+  reason: MissReason;
+}
+
+/** The reachable human bursts the run missed, each with why (`explainMiss`). */
+function explainMisses(
+  bursts: readonly HumanBurst[],
+  detectable: readonly HumanBurst[],
+  run: Run,
+  titles: ReadonlyMap<string, string>,
+  marked: readonly MarkedArticle[],
+): Miss[] {
+  const visible = new Set(detectable);
+  const episodes = productEpisodes(run);
+  const perDay = articlesPerEntityDay(marked);
+  return bursts
+    .filter((burst) => burstHit(burst, run.byDay, titles) === undefined)
+    .map((burst) => ({
+      date: dayString(burst.start),
+      title: burst.title,
+      stories: burst.stories,
+      reason: explainMiss(burst, visible, episodes, titles, perDay),
+    }));
+}
+
+const MISS_REASONS: Record<MissReason, string> = {
+  few_articles: "the product's articles name it fewer than 3 times in the burst's window (markup)",
+  split_names: 'they do, but split over names markup did not fuse, none in 3 articles of 3 days',
+
+  earlier_story: 'already in an episode or story that began before the window',
+  not_listed: "an episode began in the window, but its story did not make the day's digest",
+  below_bar: "the product's counts were within what the entity's baseline expects",
+};
+
+function printMisses(misses: readonly Miss[], reachable: number): void {
+  console.log(`\nthe default's misses among the ${reachable} reachable human bursts, by reason:`);
+  for (const [reason, about] of Object.entries(MISS_REASONS)) {
+    console.log(
+      `  ${String(misses.filter((m) => m.reason === reason).length).padStart(3)}  ${reason.padEnd(14)} ${about}`,
+    );
   }
+  if (!process.argv.includes('--misses')) return;
+  console.log('\nmissed human bursts:');
+  for (const m of misses) console.log(`  ${m.date}  ${m.title} (${m.stories} stories)  ${m.reason}`);
 }
 
 await main();

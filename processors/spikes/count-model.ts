@@ -9,8 +9,12 @@
  *   usually brings, shrunk towards the plain mean when few such buckets have been seen.
  * - **An entity with history** is judged by a negative binomial whose mean is its smoothed share
  *   of the volume over the trailing window times today's exposure, and whose shape carries both
- *   the uncertainty of a share estimated from few articles and the day-to-day overdispersion of
- *   news coverage.
+ *   the uncertainty of a share estimated from few articles and the overdispersion φ of its
+ *   coverage. φ is the entity's own, estimated from its past windows of the same length as the
+ *   one judged (`ownOverdispersion`) and shrunk towards a prior φ by how much that history says:
+ *   an entity covered steadily every day is judged close to Poisson, so a +50–100% day is news,
+ *   one whose coverage has always come in bursts needs more, and one seen a few times keeps the
+ *   prior.
  * - **An entity with little or none** is judged against how new names start in this feed: the
  *   shared prior is the feed's own distribution of the counts entities reach in the first bucket
  *   after a silence, smoothed towards a heavy default tail. A new name with three mentions is
@@ -148,6 +152,41 @@ export class NewcomerTail {
   }
 }
 
+/** One past window of an entity's history: its articles, and what its share of the volume predicted. */
+export interface PastWindow {
+  observed: number;
+  expected: number;
+}
+
+/**
+ * φ from the entity's own history, shrunk towards the prior by how much that history can tell.
+ * The moment estimator φ̂ = Σ[(y − μ)² − μ] / Σμ² over the entity's past windows has, for counts
+ * near Poisson, variance Σ(μ + 2μ²) / (Σμ²)²: its inverse is the evidence, and the prior weighs
+ * `priorWeight` in the same units (25: a prior of 0.2 ± 0.2). An entity covered every day (μ of a
+ * few articles or more) gets its own φ within weeks; one seen now and then, whose windows are
+ * mostly empty, keeps the prior. `overlap` is how many windows share each bucket (rolling sums of
+ * w buckets: w), which divides the evidence.
+ */
+export function ownOverdispersion(
+  history: readonly PastWindow[],
+  prior: number,
+  priorWeight: number,
+  overlap = 1,
+): number {
+  let excess = 0;
+  let squares = 0;
+  let variance = 0;
+  for (const { observed, expected } of history) {
+    excess += (observed - expected) ** 2 - expected;
+    squares += expected * expected;
+    variance += expected + 2 * expected * expected;
+  }
+  if (squares <= 0 || variance <= 0) return prior;
+  const evidence = (squares * squares) / variance / overlap;
+  const estimate = excess / squares;
+  return Math.max(0, (evidence * estimate + priorWeight * prior) / (evidence + priorWeight));
+}
+
 export interface SurpriseInput {
   /** Articles mentioning the entity in the window being judged. */
   observed: number;
@@ -181,12 +220,18 @@ export interface Surprise {
   historyWeight: number;
 }
 
+/**
+ * The entity's smoothed share of the feed's volume: half an article of pseudo-count over one
+ * bucket's volume keeps a mean above 0.
+ */
+export function baselineShare(historyCount: number, historyExposure: number, bucketVolume: number): number {
+  return (historyCount + 0.5) / (historyExposure + Math.max(bucketVolume, 1));
+}
+
 /** The surprise of one window's count (see the module comment). */
 export function surpriseOf(input: SurpriseInput, newcomers: NewcomerTail, p: SurpriseParameters): Surprise {
   const { observed, exposure, historyCount: c, historyExposure: e, bucketVolume } = input;
-  const pseudoExposure = Math.max(bucketVolume, 1);
-  // Smoothed share: half an article of pseudo-count over one bucket's volume keeps a mean above 0.
-  const share = (c + 0.5) / (e + pseudoExposure);
+  const share = baselineShare(c, e, bucketVolume);
   const expected = Math.max(share * exposure, 1e-9);
   const shape = 1 / (1 / (c + 0.5) + p.overdispersion);
   const weight = c / (c + p.historyHalfWeight);

@@ -37,7 +37,7 @@ import type {
   SpikeGranularity,
   SpikeState,
 } from '../../schemas/records.generated.js';
-import { NewcomerTail, surpriseOf } from './count-model.js';
+import { baselineShare, NewcomerTail, ownOverdispersion, surpriseOf, type PastWindow } from './count-model.js';
 import {
   BUCKET_MS,
   bucketStart,
@@ -813,9 +813,17 @@ export class SpikeDetector {
     const windows = rule.rollingBuckets > 1 ? [1, rule.rollingBuckets] : [1];
     // Trying two windows is two tests: their best p is corrected for it (Bonferroni).
     const correction = Math.log10(windows.length);
+    // The feed's expected volume counts the entity's own articles too; exposure is the others'.
+    let ownSum = 0;
+    let ownBuckets = 0;
+    for (let i = 1; i <= rule.baselineBuckets && bucket - i * size >= firstKnown; i++) {
+      ownSum += counts.get(bucket - i * size) ?? 0;
+      ownBuckets += 1;
+    }
+    const ownTypical = ownBuckets > 0 ? ownSum / ownBuckets : 0;
     const exposureOf = (b: number): number => {
       const others = (volume.get(b) ?? 0) - (counts.get(b) ?? 0);
-      return Math.max(others, this.expectedVolume(granularity, rule, b));
+      return Math.max(others, this.expectedVolume(granularity, rule, b) - ownTypical);
     };
     let best: Verdict | undefined;
     for (const w of windows) {
@@ -836,10 +844,30 @@ export class SpikeDetector {
         baselineBuckets += 1;
       }
       const bucketVolume = baselineBuckets > 0 ? historyExposure / baselineBuckets : exposure / w;
+      const parameters = {
+        historyHalfWeight: rule.historyHalfWeight,
+        overdispersion:
+          rule.overdispersionPriorWeight === null
+            ? rule.overdispersion
+            : ownOverdispersion(
+                this.pastWindows(
+                  counts,
+                  volume,
+                  bucket,
+                  w,
+                  baselineBuckets,
+                  baselineShare(historyCount, historyExposure, bucketVolume),
+                  size,
+                ),
+                rule.overdispersion,
+                rule.overdispersionPriorWeight,
+                w,
+              ),
+      };
       const surprise = surpriseOf(
         { observed, exposure, historyCount, historyExposure, bucketVolume, windowBuckets: w },
         newcomers,
-        rule,
+        parameters,
       );
       const significance = Math.max(0, surprise.significance - correction);
       const bar = phase === 'start' ? rule.minSignificance : rule.endSignificance;
@@ -858,7 +886,7 @@ export class SpikeDetector {
             surpriseOf(
               { observed: y, exposure, historyCount, historyExposure, bucketVolume, windowBuckets: w },
               newcomers,
-              rule,
+              parameters,
             ).significance - correction;
           let high = Math.max(rule.minArticles, 2);
           while (at(high) < rule.minSignificance && high < 1_000_000) high *= 2;
@@ -874,6 +902,35 @@ export class SpikeDetector {
       if (!best || rank(verdict) > rank(best)) best = verdict;
     }
     return best!;
+  }
+
+  /**
+   * The entity's past windows of `w` buckets inside its baseline (the `baselineBuckets` buckets
+   * before the judged window), each with the articles it had and what `share` of its volume
+   * predicted: the evidence of how erratic its coverage is at this window's scale.
+   */
+  private pastWindows(
+    counts: ReadonlyMap<number, number>,
+    volume: ReadonlyMap<number, number>,
+    bucket: number,
+    w: number,
+    baselineBuckets: number,
+    share: number,
+    size: number,
+  ): PastWindow[] {
+    const windows: PastWindow[] = [];
+    for (let start = w; start + w <= w + baselineBuckets; start++) {
+      let observed = 0;
+      let exposure = 0;
+      for (let i = start; i < start + w; i++) {
+        const b = bucket - i * size;
+        const own = counts.get(b) ?? 0;
+        observed += own;
+        exposure += (volume.get(b) ?? 0) - own;
+      }
+      windows.push({ observed, expected: share * exposure });
+    }
+    return windows;
   }
 
   private transition(

@@ -21,7 +21,10 @@ import {
  *   NEON_SPIKE_<DAY|HOUR>_SIGNIFICANCE     surprise: −log10 p at which an episode starts
  *   NEON_SPIKE_<DAY|HOUR>_END_SIGNIFICANCE surprise: −log10 p below which it ends
  *   NEON_SPIKE_<DAY|HOUR>_MIN_ARTICLES     surprise: minimum distinct articles in the window
- *   NEON_SPIKE_<DAY|HOUR>_OVERDISPERSION   surprise: φ of the negative binomial
+ *   NEON_SPIKE_<DAY|HOUR>_OVERDISPERSION   surprise: φ of the negative binomial (the prior, when per entity)
+ *   NEON_SPIKE_<DAY|HOUR>_OVERDISPERSION_PRIOR_WEIGHT
+ *                                          surprise: how much that prior weighs against an entity's
+ *                                          own history (Σμ² units), or `fixed`: one φ for everyone
  *   NEON_SPIKE_<DAY|HOUR>_STD              k in mean + k·std
  *   NEON_SPIKE_<DAY|HOUR>_MIN              minimum chunks in the rolling window
  *   NEON_SPIKE_<DAY|HOUR>_WINDOW           buckets in the rolling window (NEON: 3 days)
@@ -31,6 +34,9 @@ import {
  * Every problem is reported at once.
  */
 const number = z.coerce.number().refine(Number.isFinite, 'must be a number');
+
+/** A prior weight, or `fixed` (null: no per-entity φ). */
+const priorWeight = z.union([z.literal('fixed').transform(() => null), number]);
 
 const envSchema = z.object({
   NEON_SPIKE_RULES: z
@@ -45,10 +51,12 @@ const envSchema = z.object({
   NEON_SPIKE_DAY_END_SIGNIFICANCE: number.optional(),
   NEON_SPIKE_DAY_MIN_ARTICLES: number.optional(),
   NEON_SPIKE_DAY_OVERDISPERSION: number.optional(),
+  NEON_SPIKE_DAY_OVERDISPERSION_PRIOR_WEIGHT: priorWeight.optional(),
   NEON_SPIKE_HOUR_SIGNIFICANCE: number.optional(),
   NEON_SPIKE_HOUR_END_SIGNIFICANCE: number.optional(),
   NEON_SPIKE_HOUR_MIN_ARTICLES: number.optional(),
   NEON_SPIKE_HOUR_OVERDISPERSION: number.optional(),
+  NEON_SPIKE_HOUR_OVERDISPERSION_PRIOR_WEIGHT: priorWeight.optional(),
   NEON_SPIKE_DAY_STD: number.optional(),
   NEON_SPIKE_DAY_MIN: number.optional(),
   NEON_SPIKE_DAY_WINDOW: number.optional(),
@@ -109,6 +117,7 @@ export function spikeConfigFromEnv(
   const rule = (prefix: 'DAY' | 'HOUR', surprise: SpikeRule, neon: SpikeRule): SpikeRule | null => {
     const get = (name: string): number | undefined =>
       e[`NEON_SPIKE_${prefix}_${name}` as keyof typeof e] as number | undefined;
+    const weight = e[`NEON_SPIKE_${prefix}_OVERDISPERSION_PRIOR_WEIGHT`];
     const method = e[`NEON_SPIKE_${prefix}_METHOD`] ?? e.NEON_SPIKE_METHOD ?? 'surprise';
     const lateness = get('LATENESS_HOURS');
     const candidate = {
@@ -117,6 +126,7 @@ export function spikeConfigFromEnv(
       ...(get('END_SIGNIFICANCE') === undefined ? {} : { endSignificance: get('END_SIGNIFICANCE') }),
       ...(get('MIN_ARTICLES') === undefined ? {} : { minArticles: get('MIN_ARTICLES') }),
       ...(get('OVERDISPERSION') === undefined ? {} : { overdispersion: get('OVERDISPERSION') }),
+      ...(weight === undefined ? {} : { overdispersionPriorWeight: weight }),
       ...(get('STD') === undefined ? {} : { stdMultiplier: get('STD') }),
       ...(get('MIN') === undefined ? {} : { minObserved: get('MIN') }),
       ...(get('WINDOW') === undefined ? {} : { rollingBuckets: get('WINDOW') }),

@@ -124,6 +124,23 @@ describe('AlertDesk', () => {
     ]);
   });
 
+  it('ranks stories by significance times the articles above expectation, so big stories lead', () => {
+    const desk = new AlertDesk();
+    const ids = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    // A new name's three articles where 0.2 were expected, at p = 0.001.
+    desk.apply(alert('Minova', 3, ids('m', 3), { baseline_mean: 0.2 }));
+    // A known entity's coverage jumping from 30 to 70 articles, at p = 0.01.
+    desk.apply(alert('Washington', 2, ids('w', 20), { observed: 70, articles: 70, baseline_mean: 30 }));
+    // A very big entity's ordinary wobble: 105 where 100 were expected, barely past the bar.
+    desk.apply(alert('United States', 0.7, ids('u', 20), { observed: 105, articles: 105, baseline_mean: 100 }));
+    const ranked = desk.digest(DAY0).stories;
+    expect(ranked.map((s) => s.lead.entity_name)).toEqual(['Washington', 'Minova', 'United States']);
+    expect(ranked[0]!.weight).toBeCloseTo(2 * Math.log2(41), 6);
+    expect(ranked[1]!.weight).toBeCloseTo(3 * Math.log2(3.8), 6);
+    // Significance alone would have put the new name first.
+    expect(ranked[1]!.significance).toBeGreaterThan(ranked[0]!.significance);
+  });
+
   it('lists a weak story in the digest and pushes it only once it has grown past the push bar', () => {
     const desk = new AlertDesk();
     const first = alert('Minova', 0.8, ['m1', 'm2', 'm3'], { entity_type: 'LOCATION' });

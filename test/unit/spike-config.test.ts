@@ -30,6 +30,22 @@ describe('spike configuration from the environment', () => {
     });
   });
 
+  it("sets how much the prior φ weighs against an entity's own history, or one φ for everyone", () => {
+    const weighed = spikeConfigFromEnv({ NEON_SPIKE_DAY_OVERDISPERSION_PRIOR_WEIGHT: '100' });
+    expect(weighed).toMatchObject({ ok: true, config: { day: { overdispersionPriorWeight: 100 } } });
+    const fixed = spikeConfigFromEnv({
+      NEON_SPIKE_DAY_OVERDISPERSION_PRIOR_WEIGHT: 'fixed',
+      NEON_SPIKE_DAY_OVERDISPERSION: '0.3',
+    });
+    expect(fixed).toMatchObject({
+      ok: true,
+      config: { day: { overdispersionPriorWeight: null, overdispersion: 0.3 } },
+    });
+    expect(DEFAULT_DAY_RULE.overdispersionPriorWeight).toBe(25);
+    expect(spikeConfigFromEnv({ NEON_SPIKE_HOUR_OVERDISPERSION_PRIOR_WEIGHT: 'often' })).toMatchObject({ ok: false });
+    expect(spikeConfigFromEnv({ NEON_SPIKE_DAY_OVERDISPERSION_PRIOR_WEIGHT: '-1' })).toMatchObject({ ok: false });
+  });
+
   it('lists every problem at once', () => {
     const result = spikeConfigFromEnv({ NEON_SPIKE_DAY_WINDOW: '0', NEON_SPIKE_HOUR_STD: '-1' });
     expect(result.ok).toBe(false);

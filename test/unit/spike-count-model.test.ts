@@ -3,6 +3,7 @@ import { SpikeDetector } from '../../processors/spikes/detect-spikes.js';
 import {
   logNegativeBinomialTail,
   NewcomerTail,
+  ownOverdispersion,
   surpriseOf,
   type SurpriseParameters,
 } from '../../processors/spikes/count-model.js';
@@ -81,6 +82,62 @@ describe('count model arithmetic', () => {
   });
 });
 
+describe("an entity's own overdispersion", () => {
+  const windows = (observed: readonly number[], expected: number) => observed.map((o) => ({ observed: o, expected }));
+  const repeat = (n: number, at: (i: number) => number): number[] => Array.from({ length: n }, (_, i) => at(i));
+
+  it('is near Poisson for steady coverage, large for erratic coverage, and the prior for a name seen now and then', () => {
+    // Deviations of ±√μ: exactly the spread of a Poisson count.
+    const steady = windows(
+      repeat(28, (i) => 30 + (i % 2 === 0 ? 1 : -1) * Math.sqrt(30)),
+      30,
+    );
+    expect(ownOverdispersion(steady, 0.2, 25)).toBeLessThan(0.01);
+    // Σ[(y − μ)² − μ] / Σμ² = (400 − 30) / 900 ≈ 0.41, a little towards the prior.
+    const erratic = ownOverdispersion(
+      windows(
+        repeat(28, (i) => (i % 2 === 0 ? 10 : 50)),
+        30,
+      ),
+      0.2,
+      25,
+    );
+    expect(erratic).toBeCloseTo(370 / 900, 1);
+    expect(erratic).toBeLessThan(370 / 900);
+    // Mostly empty windows say next to nothing about φ, however the few mentions fell.
+    for (const observed of [repeat(28, (i) => (i === 5 ? 1 : 0)), repeat(28, (i) => (i === 5 ? 3 : 0))]) {
+      expect(ownOverdispersion(windows(observed, 0.1), 0.2, 25)).toBeCloseTo(0.2, 1);
+    }
+    // Never below zero, however regular the history.
+    expect(
+      ownOverdispersion(
+        windows(
+          repeat(28, () => 30),
+          30,
+        ),
+        0.2,
+        25,
+      ),
+    ).toBe(0);
+  });
+
+  it('counts overlapping windows as less evidence, so they lean more on the prior', () => {
+    // 0 and 6 around a mean of 3: φ̂ = Σ[(y − μ)² − μ] / Σμ² = 36 / 54, well above the prior.
+    const erratic = windows(
+      repeat(6, (i) => (i % 2 === 0 ? 0 : 6)),
+      3,
+    );
+    // The evidence, (Σμ²)² / Σ(μ + 2μ²) = 54² / 126; a third of it when windows overlap threefold.
+    const evidence = (54 * 54) / 126;
+    const apart = ownOverdispersion(erratic, 0.2, 1, 1);
+    const overlapping = ownOverdispersion(erratic, 0.2, 1, 3);
+    expect(apart).toBeCloseTo((evidence * (36 / 54) + 0.2) / (evidence + 1), 6);
+    expect(overlapping).toBeCloseTo(((evidence / 3) * (36 / 54) + 0.2) / (evidence / 3 + 1), 6);
+    expect(overlapping).toBeLessThan(apart);
+    expect(overlapping).toBeGreaterThan(0.2);
+  });
+});
+
 /** A feed of `names` background entities, each in `perDay` articles a day (articles of their own). */
 function background(days: number[], names: number, perDay: number): Mention[] {
   return days.flatMap((day) =>
@@ -126,6 +183,74 @@ describe('SpikeDetector with the count model (the default)', () => {
     expect(known[0]!.articles).toBeGreaterThanOrEqual(DEFAULT_DAY_RULE.minArticles);
     expect(known[0]!.baseline_mean).toBeGreaterThan(2);
     expect(known[0]!.threshold).toBeLessThanOrEqual(known[0]!.observed);
+  });
+
+  /** Seeded Poisson counts (Knuth): an entity's coverage with no news in it. */
+  function poissonCounts(mean: number, n: number, seed: number): number[] {
+    let state = seed;
+    const random = (): number => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+    return Array.from({ length: n }, () => {
+      const limit = Math.exp(-mean);
+      let k = 0;
+      for (let p = random(); p > limit; p *= random()) k += 1;
+      return k;
+    });
+  }
+
+  /** The alerts of `entity` with these daily articles, over a background of 100 entities at 3 a day. */
+  function alertsWith(entity: string, daily: readonly number[], rule = DEFAULT_DAY_RULE): SpikeAlert[] {
+    const detector = new SpikeDetector({ day: rule, hour: null, now: () => TEST_NOW });
+    const feed = [
+      ...background(
+        daily.map((_, d) => d),
+        100,
+        3,
+      ),
+      ...daily.flatMap((n, d) =>
+        Array.from({ length: n }, (_, i) => mentionOf(entity, d, { hour: 7, minute: i % 60 })),
+      ),
+      mentionOf('e-clock', daily.length + 2, { hour: 1 }),
+    ];
+    return run(detector, feed).filter((a) => a.entity_id === entity);
+  }
+
+  /** The highest significance of the entity's alerts about day `day`. */
+  const peakOn = (alerts: SpikeAlert[], day: number): number =>
+    Math.max(
+      0,
+      ...alerts
+        .filter((a) => a.state !== 'ENDED' && a.window_end === DAY0 + (day + 1) * DAY_MS)
+        .map((a) => a.significance),
+    );
+
+  it('judges a big entity covered every day by its own spread: a +50% day is plainly news, its usual rate never', () => {
+    // About 30 articles a day with Poisson noise, then 45.
+    const busy = [...poissonCounts(30, 29, 11), 45];
+    const own = peakOn(alertsWith('e-big', busy), 29);
+    expect(own).toBeGreaterThan(1.5);
+    // With one φ for everyone (0.2), the same day is barely past the bar: as if it were noise.
+    const fixed = peakOn(alertsWith('e-big', busy, { ...DEFAULT_DAY_RULE, overdispersionPriorWeight: null }), 29);
+    expect(fixed).toBeLessThan(1);
+    expect(own).toBeGreaterThan(fixed + 0.8);
+    // Exactly its usual 4 or 30 articles every day: never an episode.
+    for (const perDay of [4, 30]) {
+      const steady = alertsWith(
+        'e-steady',
+        Array.from({ length: 40 }, () => perDay),
+      );
+      expect(
+        steady.filter((a) => a.state === 'STARTED'),
+        `${perDay} a day`,
+      ).toEqual([]);
+    }
+  });
+
+  it('holds an entity whose coverage has always come in bursts to more than +50%', () => {
+    // The same mean of 30 a day, but three days at 10 and three at 50: its own φ is large by the
+    // day and by three days alike.
+    const erratic = Array.from({ length: 27 }, (_, d) => (Math.floor(d / 3) % 2 === 0 ? 10 : 50));
+    const alerts = alertsWith('e-erratic', [...erratic, 30, 30, 45]);
+    expect(peakOn(alerts, 29)).toBeLessThan(DEFAULT_DAY_RULE.minSignificance);
   });
 
   it('updates an open episode while its bucket fills, each time its significance grows tenfold', () => {
