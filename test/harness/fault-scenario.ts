@@ -120,18 +120,25 @@ export function freshScenarioNames(label: string): ScenarioNames {
   };
 }
 
-/** Creates the run's topics (one partition each; the registry and spike state compacted). */
-export async function createScenarioTopics(transport: Transport, names: ScenarioNames): Promise<string[]> {
+/**
+ * Creates the run's topics (one partition each unless `partitions` names a topic; the registry and
+ * spike state compacted). More than one partition only where order cannot change the outcome.
+ */
+export async function createScenarioTopics(
+  transport: Transport,
+  names: ScenarioNames,
+  partitions: Partial<Record<keyof ScenarioTopics, number>> = {},
+): Promise<string[]> {
   const t = names.topics;
-  const all = Object.values(t) as string[];
+  const all = Object.entries(t) as [keyof ScenarioTopics, string][];
   await transport.ensureTopics(
-    all.map((topic) => ({
+    all.map(([role, topic]) => ({
       topic,
-      partitions: 1,
+      partitions: partitions[role] ?? 1,
       ...(topic === t.registry || topic === t.spikeState ? { configs: { 'cleanup.policy': 'compact' } } : {}),
     })),
   );
-  return all;
+  return all.map(([, topic]) => topic);
 }
 
 export interface SampleArticles {
@@ -197,6 +204,37 @@ export async function publishArticles(
   for (const article of sample.accepted) await publisher.publish(article);
   for (const { raw, rejection } of sample.refused ?? []) await publisher.reject(raw, rejection, 'fault-scenario');
   await producer.disconnect();
+}
+
+/**
+ * The plan published as the reference run publishes it (the first part, the poison, the rest), but
+ * one article every `intervalMs`: a stream the stages are busy with for a while, not one burst.
+ */
+export async function publishPaced(
+  transport: Transport,
+  names: ScenarioNames,
+  plan: IngestPlan,
+  intervalMs: number,
+): Promise<void> {
+  const producer = transport.producer();
+  const publisher = new TransportArticlePublisher(producer, {
+    articlesTopic: names.topics.articles,
+    deadLetterTopic: names.topics.deadLetters,
+  });
+  const paced = async (part: SampleArticles): Promise<void> => {
+    for (const article of part.accepted) {
+      await publisher.publish(article);
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+    for (const { raw, rejection } of part.refused) await publisher.reject(raw, rejection, 'fault-scenario');
+  };
+  try {
+    await paced(plan.first);
+    await publishPoison(transport, names);
+    await paced(plan.rest);
+  } finally {
+    await producer.disconnect();
+  }
 }
 
 export interface ScenarioStages {
@@ -355,6 +393,18 @@ export async function committedOffset(admin: Admin, group: string, topic: string
   const [committed] = await withKafkaRetries(() => admin.fetchOffsets({ groupId: group, topics: [topic] }));
   const partition = committed!.partitions.find((p) => p.partition === 0);
   return BigInt(partition?.offset ?? '-1');
+}
+
+/** Records a topic holds, over all its partitions (its end offsets summed). */
+export async function topicEnd(admin: Admin, topic: string): Promise<bigint> {
+  const ends = await withKafkaRetries(() => admin.fetchTopicOffsets(topic));
+  return ends.reduce((sum, p) => sum + BigInt(p.high), 0n);
+}
+
+/** A group's committed offsets on a topic, over all its partitions (none committed counts 0). */
+export async function committedTotal(admin: Admin, group: string, topic: string): Promise<bigint> {
+  const [committed] = await withKafkaRetries(() => admin.fetchOffsets({ groupId: group, topics: [topic] }));
+  return committed!.partitions.reduce((sum, p) => sum + (p.offset === '-1' ? 0n : BigInt(p.offset)), 0n);
 }
 
 export const sha = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 20);
@@ -776,7 +826,7 @@ export async function runReference(
   plan: IngestPlan,
   cleanup: { topics: string[] },
   label: string,
-): Promise<{ outcome: RunOutcome; ms: number }> {
+): Promise<{ outcome: RunOutcome; ms: number; inputRecords: Record<ScenarioStage, number> }> {
   const started = Date.now();
   const names = freshScenarioNames(label);
   cleanup.topics.push(...(await createScenarioTopics(transport, names)));
@@ -791,9 +841,11 @@ export async function runReference(
   } finally {
     await stages.stop();
   }
+  const inputRecords = {} as Record<ScenarioStage, number>;
+  for (const [stage, topic] of stageInputs(names)) inputRecords[stage] = Number(await topicEnd(admin, topic));
   const outcome = await readOutcome(es, transport, names);
   await datastore.destroy();
-  return { outcome, ms: Date.now() - started };
+  return { outcome, ms: Date.now() - started, inputRecords };
 }
 
 /** Each stage's committed offset against the end of its input, and its counters: for the logs. */
@@ -813,6 +865,109 @@ export async function describeProgress(admin: Admin, names: ScenarioNames, stage
   return parts.join('; ');
 }
 
+/** Each stage's consumer group as the broker sees it (state, members): for the logs of a stuck run. */
+export async function describeGroups(admin: Admin, names: ScenarioNames): Promise<string> {
+  const stages = stageInputs(names).map(([stage]) => stage);
+  const { groups } = await admin.describeGroups(stages.map((stage) => groupOf(names, stage)));
+  return stages
+    .map((stage) => {
+      const group = groups.find((g) => g.groupId === groupOf(names, stage));
+      return `${stage} ${group?.state ?? 'unknown'} (${group?.members.length ?? 0} members)`;
+    })
+    .join('; ');
+}
+
+/** Every sample of a labelled Prometheus family matching `labels`, summed (0 if none). */
+export function metricSum(exposition: string, name: string, labels: Record<string, string>): number {
+  let sum = 0;
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) {
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return sum;
+}
+
+/** A stage's own counters in one process, as its `/metrics` shows them. */
+export interface StageCounters {
+  /** Records taken from its input since the process started. */
+  received: number;
+  /** Outputs its sinks acknowledged (Kafka records, or documents for an index stage). */
+  sent: number;
+  /** Records taken and not yet acknowledged: work a kill now would lose. */
+  inFlight: number;
+  deadLettered: number;
+}
+
+export async function stageCounters(metricsUrl: string, stage: ScenarioStage): Promise<StageCounters> {
+  const metrics = await (await fetch(metricsUrl)).text();
+  return {
+    received: metricSum(metrics, 'neon_stage_records_received_total', { stage }),
+    sent: metricSum(metrics, 'neon_stage_records_sent_total', { stage }),
+    inFlight: metricSum(metrics, 'neon_stage_in_flight', { stage }),
+    deadLettered: metricSum(metrics, 'neon_dead_letters_total', { stage }),
+  };
+}
+
+/** One `neon pipeline` process of a run, with the address of its metrics once it has printed it. */
+export interface StageProcess extends CliRun {
+  readonly metricsUrl: Promise<string>;
+  /** Resolves once it says it is up ("Ctrl-C to stop"); rejects if it exits first. */
+  readonly ready: Promise<void>;
+}
+
+export interface StageProcessOptions {
+  kafkaBrokers: string[];
+  /** Where its Elasticsearch requests go (a proxy, say). */
+  elasticsearchUrl: string;
+  /** Default 0: a free port, read back from what the process prints. */
+  metricsPort?: number;
+}
+
+/**
+ * Stages as they are deployed: `neon pipeline --stages <stages> --no-api` on a run's prefixed
+ * names, as a subprocess (so that a test can kill it), each `start()` a new process of the same
+ * consumer groups. Markup tags on its own thread (NEON_MARKUP_WORKERS=0) as the in-process stages
+ * here do: worker threads hand analyses back in the order they finish, and the reference run's
+ * order is what a run is compared with.
+ */
+export function stageProcess(
+  names: ScenarioNames & { topicPrefix: string },
+  stages: readonly ScenarioStage[],
+  options: StageProcessOptions,
+): { start: () => StageProcess } {
+  const env = {
+    ...process.env,
+    KAFKA_BROKERS: options.kafkaBrokers.join(','),
+    ES_URL: options.elasticsearchUrl,
+    NEON_TOPIC_PREFIX: names.topicPrefix,
+    NEON_INDEX_PREFIX: names.indexPrefix,
+    NEON_EMBEDDER: 'hashing',
+    NEON_EMBEDDINGS_DIMENSIONS: '64',
+    NEON_MARKUP_WORKERS: '0',
+  };
+  const args = [
+    'pipeline',
+    '--stages',
+    stages.join(','),
+    '--no-api',
+    '--metrics-port',
+    String(options.metricsPort ?? 0),
+  ];
+  return {
+    start: () => {
+      const run = runNeon(args, env);
+      const metricsUrl = run.waitFor(/metrics at (http:\/\/\S+\/metrics)/, 180_000).then((match) => match[1]!);
+      const ready = run.waitFor(/Ctrl-C to stop/, 180_000).then(() => undefined);
+      // Awaited by whoever needs them; a process killed before it is up must not be an unhandled rejection.
+      metricsUrl.catch(() => undefined);
+      ready.catch(() => undefined);
+      return Object.assign(run, { metricsUrl, ready });
+    },
+  };
+}
+
 /**
  * The two index stages as `neon pipeline` runs them, each `start()` a subprocess, writing to
  * Elasticsearch through a proxy whose replies the test can hold back (`proxy.delayMs`): S11's
@@ -830,27 +985,15 @@ export async function slowIndexerProcess(
   const esUrl = new URL(cluster.elasticsearchUrl);
   const proxy = await startSlowProxy({ host: esUrl.hostname, port: Number(esUrl.port) });
   const [metricsPort] = await findFreePorts(1);
-  const env = {
-    ...process.env,
-    KAFKA_BROKERS: cluster.kafkaBrokers.join(','),
-    ES_URL: `http://127.0.0.1:${proxy.port}`,
-    NEON_TOPIC_PREFIX: names.topicPrefix,
-    NEON_INDEX_PREFIX: names.indexPrefix,
-    NEON_EMBEDDER: 'hashing',
-    NEON_EMBEDDINGS_DIMENSIONS: '64',
-  };
-  const args = [
-    'pipeline',
-    '--stages',
-    'index-chunks,index-interactions',
-    '--no-api',
-    '--metrics-port',
-    String(metricsPort!),
-  ];
+  const indexers = stageProcess(names, ['index-chunks', 'index-interactions'], {
+    kafkaBrokers: cluster.kafkaBrokers,
+    elasticsearchUrl: `http://127.0.0.1:${proxy.port}`,
+    metricsPort: metricsPort!,
+  });
   return {
     proxy,
     metricsPort: metricsPort!,
     groups: { chunks: groupOf(names, 'index-chunks'), interactions: groupOf(names, 'index-interactions') },
-    start: () => runNeon(args, env),
+    start: () => indexers.start(),
   };
 }
