@@ -222,6 +222,12 @@ export class NearDuplicateFilter {
     if (this.index.add(this.candidateOf(chunk), copyChunk(chunk))) this.decide(chunk, 'survivor');
   }
 
+  /** The survivor held under this id as it stands now (its provenance merged so far), or undefined. */
+  current(id: string): Chunk | undefined {
+    const held = this.index.get(id);
+    return held === undefined ? undefined : copyChunk(held);
+  }
+
   size(): IndexSize {
     return this.index.size();
   }

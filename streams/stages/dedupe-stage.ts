@@ -3,6 +3,7 @@ import type { Chunk, Mention } from '../../schemas/records.generated.js';
 import { KafkaSink, type TopicRecord } from '../kafka/kafka-sink.js';
 import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
 import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
+import type { Sink } from '../runtime/sink.js';
 import { StageError } from '../runtime/stage-error.js';
 import { headerText, type Transport } from '../runtime/transport.js';
 import { stageWithTails } from '../runtime/state-topic.js';
@@ -23,9 +24,14 @@ function survivorRecord(topics: PipelineTopics, chunk: Chunk, groupId: string): 
   return { ...record, headers: { ...record.headers, [DEDUPE_GROUP_HEADER]: groupId } };
 }
 
-function uniqueOutputs(topics: PipelineTopics, chunk: Chunk, mentions: Mention[], groupId: string): StageOutput[] {
+/** A survivor to write as it stands when it is written (see the `kafka` sink). */
+interface SurvivorWrite {
+  survivor: Chunk;
+}
+
+function uniqueOutputs(topics: PipelineTopics, chunk: Chunk, mentions: Mention[]): StageOutput[] {
   return [
-    { sink: 'kafka', id: chunk.id, item: survivorRecord(topics, chunk, groupId) },
+    { sink: 'kafka', id: chunk.id, item: { survivor: chunk } satisfies SurvivorWrite },
     ...mentions.map((mention) => ({
       sink: 'kafka',
       id: `${chunk.id}/${mention.entity_id}`,
@@ -94,7 +100,18 @@ export async function startDedupeStage(
 
   // After a hand-over, the new active replica first reads everything the previous one wrote.
   let windowReady: Promise<void> = Promise.resolve();
-  const sink = new KafkaSink(transport.producer(), { name: 'kafka' });
+  const kafka = new KafkaSink(transport.producer(), { name: 'kafka' });
+  // A survivor is written as it stands at each attempt, not as it stood when decided: a write that
+  // failed (the topic's leader not ready at start, an outage) is retried after later writes of the
+  // same survivor went through, and the retry must not put back a version with fewer sources.
+  const sink: Sink<TopicRecord | SurvivorWrite> = {
+    name: 'kafka',
+    write: (item) =>
+      kafka.write(
+        'survivor' in item ? survivorRecord(topics, filter.current(item.survivor.id) ?? item.survivor, groupId) : item,
+      ),
+    close: () => kafka.close(),
+  };
   const stage = await startStage<Chunk>(transport, {
     name: 'dedupe',
     // One decider at a time: two replicas deciding concurrently could both keep a near-duplicate
@@ -122,11 +139,9 @@ export async function startDedupeStage(
       switch (decision.kind) {
         case 'unique':
         case 'replayed':
-          return uniqueOutputs(topics, decision.chunk, decision.mentions, groupId);
+          return uniqueOutputs(topics, decision.chunk, decision.mentions);
         case 'duplicate':
-          return [
-            { sink: 'kafka', id: decision.survivor.id, item: survivorRecord(topics, decision.survivor, groupId) },
-          ];
+          return [{ sink: 'kafka', id: decision.survivor.id, item: { survivor: decision.survivor } }];
         case 'seen':
           return [];
       }
