@@ -42,7 +42,7 @@ import {
 } from '../processors/embed/model-pins.js';
 import { ModelTokenizer } from '../processors/embed/tokenize-for-model.js';
 import { IntakeRejection } from '../processors/intake/article-input.js';
-import { loadRealtimeQaDocs } from '../processors/intake/load-realtimeqa.js';
+import { loadRealtimeQaDocs } from '../streams/archives/load-realtimeqa.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import { splitSentences } from '../processors/markup/split-sentences.js';
 import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';

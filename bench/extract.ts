@@ -26,7 +26,7 @@ import { IntakeRejection } from '../processors/intake/article-input.js';
 import {
   currentEventArticleInput,
   loadWikipediaCurrentEvents,
-} from '../processors/intake/load-wikipedia-current-events.js';
+} from '../streams/archives/load-wikipedia-current-events.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import type { Article, InteractionVariant } from '../schemas/records.generated.js';
 import { CURRENT_EVENTS_DATASET, CURRENT_EVENTS_NOW } from '../devkit/current-events-mentions.js';

@@ -25,9 +25,9 @@ import { ensureEmbeddingModel } from '../infra/models/download-embedding-model.j
 import { embedderConfigFromEnv } from '../processors/embed/embedder-config.js';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODEL_PINS } from '../processors/embed/model-pins.js';
 import { IntakeRejection } from '../processors/intake/article-input.js';
-import { loadRealtimeQaDocs } from '../processors/intake/load-realtimeqa.js';
+import { loadRealtimeQaDocs } from '../streams/archives/load-realtimeqa.js';
 import { normalizeArticle, type NormalizeOptions } from '../processors/intake/normalize-article.js';
-import { readJsonlArticles } from '../processors/intake/read-jsonl-articles.js';
+import { readJsonlArticles } from '../streams/archives/read-jsonl-articles.js';
 import type { ReplayItem } from '../processors/intake/replay-articles.js';
 import type { Article } from '../schemas/records.generated.js';
 import { createElasticsearchClient } from '../streams/elasticsearch/elasticsearch-client.js';

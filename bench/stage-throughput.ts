@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { chunkArticle } from '../processors/chunk/chunk-article.js';
 import { NearDuplicateFilter } from '../processors/dedupe/drop-near-duplicates.js';
 import { IntakeRejection, type ArticleInput } from '../processors/intake/article-input.js';
-import { loadRealtimeQaDocs } from '../processors/intake/load-realtimeqa.js';
+import { loadRealtimeQaDocs } from '../streams/archives/load-realtimeqa.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import { EntityRegistry } from '../processors/markup/entity-registry.js';
 import { markArticle } from '../processors/markup/mark-article.js';

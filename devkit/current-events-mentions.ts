@@ -8,7 +8,7 @@ import { IntakeRejection } from '../processors/intake/article-input.js';
 import {
   currentEventArticleInput,
   loadWikipediaCurrentEvents,
-} from '../processors/intake/load-wikipedia-current-events.js';
+} from '../streams/archives/load-wikipedia-current-events.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import type { Article, Mention } from '../schemas/records.generated.js';
 import { markChunkDedupe } from './process-articles.js';

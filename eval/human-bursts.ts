@@ -11,7 +11,7 @@
  * entity whose mentions are linked to it at least once: the spike detector cannot alert on a name
  * markup never finds, so recall is reported on reachable bursts, and on all of them beside it.
  */
-import type { CurrentEventItem } from '../processors/intake/load-wikipedia-current-events.js';
+import type { CurrentEventItem } from '../streams/archives/load-wikipedia-current-events.js';
 import { DAY_MS, evaluateRule, NEON_DAY_RULE } from '../processors/spikes/spike-rule.js';
 import type { MarkedArticle } from '../schemas/records.generated.js';
 import { seededRandom, wilsonInterval, type Interval } from '../devkit/interval-statistics.js';

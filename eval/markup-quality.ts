@@ -24,7 +24,7 @@ import {
   loadWikipediaCurrentEvents,
   type CurrentEventItem,
   type LinkedSpan,
-} from '../processors/intake/load-wikipedia-current-events.js';
+} from '../streams/archives/load-wikipedia-current-events.js';
 import { EntityRegistry } from '../processors/markup/entity-registry.js';
 import { entityKey } from '../processors/markup/entity-id.js';
 import { markArticle } from '../processors/markup/mark-article.js';

@@ -32,7 +32,7 @@ import { OfflineInteractionExtractor } from '../processors/extract/interaction-e
 import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../processors/index/index-documents.js';
 import { IntakeRejection } from '../processors/intake/article-input.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
-import { parseArticleLine } from '../processors/intake/read-jsonl-articles.js';
+import { parseArticleLine } from '../processors/intake/article-line.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import type { SearchRequest, Store, Strategy } from '../processors/query/search-request.js';
 import {

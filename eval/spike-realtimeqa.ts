@@ -4,7 +4,7 @@
  * left undated for intake to refuse), the `limit` most recently published kept, since the older
  * documents scatter over many years a few at a time.
  */
-import { loadRealtimeQaDocs } from '../processors/intake/load-realtimeqa.js';
+import { loadRealtimeQaDocs } from '../streams/archives/load-realtimeqa.js';
 import type { ArticleInput } from '../processors/intake/article-input.js';
 import { devDataPath } from '../devkit/dev-data.js';
 

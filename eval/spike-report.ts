@@ -31,8 +31,8 @@ import {
   currentEventArticleInput,
   loadWikipediaCurrentEvents,
   type CurrentEventItem,
-} from '../processors/intake/load-wikipedia-current-events.js';
-import { loadWikinews } from '../processors/intake/load-wikinews.js';
+} from '../streams/archives/load-wikipedia-current-events.js';
+import { loadWikinews } from '../streams/archives/load-wikinews.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
 import { EntityRegistry } from '../processors/markup/entity-registry.js';
 import { markArticle } from '../processors/markup/mark-article.js';

@@ -34,7 +34,7 @@ import { OfflineInteractionExtractor } from '../processors/extract/interaction-e
 import { IntakeRejection, type ArticleInput } from '../processors/intake/article-input.js';
 import { canonicalUrl } from '../processors/intake/canonical-url.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
-import { readJsonlArticles } from '../processors/intake/read-jsonl-articles.js';
+import { readJsonlArticles } from '../streams/archives/read-jsonl-articles.js';
 import { splitSentences } from '../processors/markup/split-sentences.js';
 import type { Article, Chunk, Interaction } from '../schemas/records.generated.js';
 import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';

@@ -14,7 +14,7 @@ import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
 import {
   currentEventArticleInput,
   loadWikipediaCurrentEvents,
-} from '../processors/intake/load-wikipedia-current-events.js';
+} from '../streams/archives/load-wikipedia-current-events.js';
 
 const SOURCE = 'samples/wikipedia-current-events-2025q1';
 const source = process.argv[2] ?? devDataPath(SOURCE);

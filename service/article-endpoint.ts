@@ -23,7 +23,7 @@ import {
 } from '../processors/intake/article-input.js';
 import { decodeUtf8 } from '../processors/intake/decode-body.js';
 import { normalizeArticle, type NormalizeOptions } from '../processors/intake/normalize-article.js';
-import { articleLineSchema, describeZodIssues, parseArticleLine } from '../processors/intake/read-jsonl-articles.js';
+import { articleLineSchema, describeZodIssues, parseArticleLine } from '../processors/intake/article-line.js';
 import type { Article } from '../schemas/records.generated.js';
 import { BearerTokens } from '../processors/access/bearer-tokens.js';
 import { perMinuteLimiter, type RateLimiter } from '../processors/access/rate-limiter.js';

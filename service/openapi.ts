@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { searchRequestSchema } from '../processors/query/search-request.js';
-import { articleLineSchema } from '../processors/intake/read-jsonl-articles.js';
+import { articleLineSchema } from '../processors/intake/article-line.js';
 import {
   digestJsonSchema,
   spikeAlertJsonSchema,

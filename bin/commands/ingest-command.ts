@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../infra/cli-errors.js';
 import { IntakeRejection, type ArticleInput, type ArticlePublisher } from '../../processors/intake/article-input.js';
 import { parseFeed } from '../../processors/intake/parse-feed.js';
-import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
+import { readJsonlArticles } from '../../streams/archives/read-jsonl-articles.js';
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
 import { redactUrl } from '../../schemas/connection-config.js';
 import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';

@@ -1,10 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
-import { loadRealtimeQaDocs } from '../../processors/intake/load-realtimeqa.js';
-import { loadWikinews } from '../../processors/intake/load-wikinews.js';
-import { loadWikipediaCurrentEventsReplay } from '../../processors/intake/load-wikipedia-current-events.js';
+import { readJsonlArticles } from '../../streams/archives/read-jsonl-articles.js';
+import { loadRealtimeQaDocs } from '../../streams/archives/load-realtimeqa.js';
+import { loadWikinews } from '../../streams/archives/load-wikinews.js';
+import { loadWikipediaCurrentEventsReplay } from '../../streams/archives/load-wikipedia-current-events.js';
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
 import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { UsageError } from '../../infra/cli-errors.js';

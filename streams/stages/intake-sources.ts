@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
 import { createFeedPoller, type FeedPoller, type FeedSubscription } from '../feeds/feed-poller.js';
 import { JsonFileFeedStateStore } from '../feeds/feed-state-store.js';
-import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
+import { readJsonlArticles } from '../archives/read-jsonl-articles.js';
 import { replayArticles, type ReplayReport } from '../../processors/intake/replay-articles.js';
 
 /** Where a source is, for `GET /v1/status` and the dashboard's status strip. */

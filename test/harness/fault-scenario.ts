@@ -11,7 +11,7 @@ import { ALL_ENTITIES } from '../../processors/extract/extraction-targets.js';
 import { OfflineInteractionExtractor } from '../../processors/extract/interaction-extractor.js';
 import { IntakeRejection } from '../../processors/intake/article-input.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
-import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
+import { readJsonlArticles } from '../../streams/archives/read-jsonl-articles.js';
 import { SpikeDetector } from '../../processors/spikes/detect-spikes.js';
 import { decodeRecord } from '../../schemas/avro-codec.js';
 import type { Article, Mention, SpikeAlert } from '../../schemas/records.generated.js';

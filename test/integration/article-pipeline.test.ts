@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
-import { loadRealtimeQaDocs } from '../../processors/intake/load-realtimeqa.js';
+import { loadRealtimeQaDocs } from '../../streams/archives/load-realtimeqa.js';
 import { IntakeRejection, type ArticleInput } from '../../processors/intake/article-input.js';
 import type { Article, Chunk, Mention } from '../../schemas/records.generated.js';
 import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { devDataPath } from '../../devkit/dev-data.js';
-import { loadRealtimeQaDocs } from '../../processors/intake/load-realtimeqa.js';
+import { loadRealtimeQaDocs } from '../../streams/archives/load-realtimeqa.js';
 import type { ReplayItem } from '../../processors/intake/replay-articles.js';
 
 function doc(url: string, title: string, publish_date?: string) {

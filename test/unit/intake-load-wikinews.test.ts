@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { devDataPath } from '../../devkit/dev-data.js';
-import { CsvSyntaxError, loadWikinews, parseCsv, WIKINEWS_SOURCE } from '../../processors/intake/load-wikinews.js';
+import { CsvSyntaxError, loadWikinews, parseCsv, WIKINEWS_SOURCE } from '../../streams/archives/load-wikinews.js';
 import type { ReplayItem } from '../../processors/intake/replay-articles.js';
 
 describe('parseCsv', () => {

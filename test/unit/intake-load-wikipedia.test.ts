@@ -8,7 +8,7 @@ import {
   loadWikipediaCurrentEvents,
   parseCurrentEventsDay,
   type CurrentEventItem,
-} from '../../processors/intake/load-wikipedia-current-events.js';
+} from '../../streams/archives/load-wikipedia-current-events.js';
 
 const W = 'https://en.wikipedia.org/wiki';
 

@@ -5,12 +5,8 @@ import { PassThrough, Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  parseArticleLine,
-  readJsonLines,
-  readJsonlArticles,
-  type JsonlArticleLine,
-} from '../../processors/intake/read-jsonl-articles.js';
+import { parseArticleLine } from '../../processors/intake/article-line.js';
+import { readJsonLines, readJsonlArticles, type JsonlArticleLine } from '../../streams/archives/read-jsonl-articles.js';
 
 const good = {
   url: 'https://example.org/a',

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IntakeRejection, type ArticleInput } from '../../processors/intake/article-input.js';
-import { readJsonlArticles } from '../../processors/intake/read-jsonl-articles.js';
+import { readJsonlArticles } from '../../streams/archives/read-jsonl-articles.js';
 import { replayArticles, ReplayTooLargeError, type ReplayItem } from '../../processors/intake/replay-articles.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';
 

@@ -14,10 +14,11 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
-import { IntakeRejection, type ArticleInput } from './article-input.js';
-import { canonicalUrl } from './canonical-url.js';
-import { describeZodIssues, readJsonLines } from './read-jsonl-articles.js';
-import type { DatasetLoad, ReplayItem } from './replay-articles.js';
+import { IntakeRejection, type ArticleInput } from '../../processors/intake/article-input.js';
+import { canonicalUrl } from '../../processors/intake/canonical-url.js';
+import { describeZodIssues } from '../../processors/intake/article-line.js';
+import { readJsonLines } from './read-jsonl-articles.js';
+import type { DatasetLoad, ReplayItem } from '../../processors/intake/replay-articles.js';
 
 export interface RealtimeQaStats {
   files: number;

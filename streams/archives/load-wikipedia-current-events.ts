@@ -14,8 +14,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { existsSync } from 'node:fs';
-import type { ArticleInput } from './article-input.js';
-import type { DatasetLoad, ReplayItem } from './replay-articles.js';
+import type { ArticleInput } from '../../processors/intake/article-input.js';
+import type { DatasetLoad, ReplayItem } from '../../processors/intake/replay-articles.js';
 
 export const WIKIPEDIA_CURRENT_EVENTS_SOURCE = 'en.wikipedia.org/wiki/Portal:Current_events';
 

@@ -10,9 +10,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { IntakeRejection, type ArticleInput } from './article-input.js';
-import { decodeUtf8 } from './decode-body.js';
-import type { DatasetLoad, ReplayItem } from './replay-articles.js';
+import { IntakeRejection, type ArticleInput } from '../../processors/intake/article-input.js';
+import { decodeUtf8 } from '../../processors/intake/decode-body.js';
+import type { DatasetLoad, ReplayItem } from '../../processors/intake/replay-articles.js';
 
 export const WIKINEWS_SOURCE = 'en.wikinews.org';
 const COLUMNS = ['url', 'date', 'title', 'text'] as const;
