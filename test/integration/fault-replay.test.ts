@@ -69,8 +69,11 @@ const QUIET_MS = 5_000;
 const DAY_MS = 86_400_000;
 
 const servers: FakeOpenAiServer[] = [];
+/** The runs' datastores, destroyed whatever the outcome. */
+const stores: ElasticsearchDatastore[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
+  await Promise.all(stores.splice(0).map((store) => store.destroy().catch(() => undefined)));
 });
 
 async function documentsOf(names: ScenarioNames): Promise<{ chunks: FullDocuments; interactions: FullDocuments }> {
@@ -107,6 +110,7 @@ describe('S12: every topic replayed from the start into fresh indices', () => {
     const names = freshScenarioNames('s12');
     live.cleanup.topics.push(...(await createScenarioTopics(transport, names)));
     const firstStore = new ElasticsearchDatastore({ es: live.es, prefix: names.indexPrefix });
+    stores.push(firstStore);
     const firstLog = collectingLogger();
     const started = Date.now();
     const first = await startChainStages(transport, names, {
@@ -145,6 +149,7 @@ describe('S12: every topic replayed from the start into fresh indices', () => {
     const again = replayNames(names, 's12-replay');
     live.cleanup.topics.push(...(await createReplayStateTopics(transport, again)));
     const replayStore = new ElasticsearchDatastore({ es: live.es, prefix: again.indexPrefix });
+    stores.push(replayStore);
     const replayLog = collectingLogger();
     const replayStarted = Date.now();
     const replay = await startChainStages(transport, again, {
@@ -235,8 +240,6 @@ describe('S12: every topic replayed from the start into fresh indices', () => {
         } the replay's`,
     );
 
-    await firstStore.destroy();
-    await replayStore.destroy();
     await chat.close();
     await transport.close();
   }, 900_000);
