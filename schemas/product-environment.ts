@@ -45,6 +45,10 @@ const spikeRuleVariables = (['DAY', 'HOUR'] as const).flatMap((rule) => [
   deployment(`NEON_SPIKE_${rule}_END_SIGNIFICANCE`, `${rule.toLowerCase()} rule: −log10 p below which it ends`),
   deployment(`NEON_SPIKE_${rule}_MIN_ARTICLES`, `${rule.toLowerCase()} rule: minimum distinct articles`),
   deployment(`NEON_SPIKE_${rule}_OVERDISPERSION`, `${rule.toLowerCase()} rule: φ of the count model`),
+  deployment(
+    `NEON_SPIKE_${rule}_OVERDISPERSION_PRIOR_WEIGHT`,
+    `${rule.toLowerCase()} rule: weight of the shared φ against an entity's own estimate (pseudo-observations), or fixed (one φ for all)`,
+  ),
 ]);
 
 export const PRODUCT_ENVIRONMENT: readonly EnvironmentVariable[] = [
