@@ -19,12 +19,7 @@ import { llmConfigFromEnv, type LlmConfig, type LlmConfigOptions } from '../../p
 import { retryAfterFromHeaders, retryDelay } from '../../processors/retry/backoff.js';
 import { llmMetrics, type LlmMetrics } from './llm-metrics.js';
 import { RequestSlots } from '../../processors/extract/request-slots.js';
-import {
-  cacheKey,
-  ResponseCache,
-  type CacheLogger,
-  type CachedAnswer,
-} from './response-cache.js';
+import { cacheKey, ResponseCache, type CacheLogger, type CachedAnswer } from './response-cache.js';
 import { TokenBudget, type BudgetReservation } from '../../processors/extract/token-budget.js';
 
 export interface OpenAiChatModelOptions {

@@ -6,12 +6,7 @@
  */
 import { join } from 'node:path';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
-import {
-  createFeedPoller,
-  type FeedSubscription,
-  type IntakeLogger,
-  type PollReport,
-} from '../feeds/feed-poller.js';
+import { createFeedPoller, type FeedSubscription, type IntakeLogger, type PollReport } from '../feeds/feed-poller.js';
 import { JsonFileFeedStateStore, MemoryFeedStateStore } from '../feeds/feed-state-store.js';
 import { TOPICS } from '../pipeline/topics.js';
 import type { Transport } from '../runtime/transport.js';
