@@ -39,12 +39,17 @@ import { useLiveClients } from '../harness/live-clients.js';
  * holds records it has taken and not acknowledged (or not committed). No shutdown hook runs. That
  * the kill landed mid-work is then proven from what is left: the records the process had taken
  * exceed the offset its group has committed for good (the dead process can commit nothing more),
- * so the kill lost work the restart must redo; it had written outputs, and its input held more.
+ * so the kill lost work the restart must redo; and it had already written some outputs. (A stage
+ * that a stall upstream hands a burst may have taken all of its input by then, with much in flight.)
  * The new process joins the same group (after the dead member's session expires: 30 s), takes up
  * from the committed offset and redoes the lost work. At the end both datastores (by content key
  * and id, none twice), `neon.dlq` (by distinct source record) and the mentions the spike stage was
  * given equal an undisturbed run's, and the spike episodes are what the product's detector decides
  * for the run's own mentions (see `test/harness/fault-scenario.ts`).
+ *
+ * Known failure: a kill of the spike stage whose changelog had run well ahead of its committed
+ * offset can leave episodes started a day late, or lost (seen once in eight runs, with 323 mentions
+ * taken and not committed); test/unit/spike-changelog-ahead.test.ts reproduces it on the detector.
  *
  * The kills of different stages overlap in time (each stage waits out its own session expiry while
  * the others go on), which keeps the test to a few minutes on two cores.
@@ -234,7 +239,6 @@ describe('S1: SIGKILL of each stage with work in flight', () => {
           `${kill.stage}: records taken beyond its committed offset`,
         ).toBeGreaterThan(kill.committedAfter);
         expect(kill.before.sent, `${kill.stage}: outputs written before the kill`).toBeGreaterThan(0);
-        expect(BigInt(kill.before.received), `${kill.stage}: input left when killed`).toBeLessThan(inputEnd);
         expect(BigInt(again.received), `${kill.stage}: the restart redid the lost records`).toBeGreaterThanOrEqual(
           BigInt(kill.before.received) - kill.committedAfter,
         );
