@@ -140,110 +140,114 @@ async function crashDuringRebalance(spec: Case, random: () => number): Promise<v
   };
   const counters = async (of: readonly StageProcess[]): Promise<StageCounters[]> =>
     Promise.all(of.map(async (m) => stageCounters(await m.metricsUrl, spec.stage)));
+  // The run's indices go whatever happens; a failed run is read from its log.
   try {
-    members.push(launcher.start(), launcher.start());
-    await Promise.all(members.map((m) => m.ready));
-    await waitUntil(async () => (await describeGroup()).members === 2, 60_000, 'two members in the group');
+    try {
+      members.push(launcher.start(), launcher.start());
+      await Promise.all(members.map((m) => m.ready));
+      await waitUntil(async () => (await describeGroup()).members === 2, 60_000, 'two members in the group');
 
-    let published = false;
-    const began = Date.now();
-    const publishing = publishPaced(transport, names, plan, PUBLISH_INTERVAL_MS).then(() => (published = true));
-    publishing.catch(() => undefined);
-    const firstTwo = members.slice();
-    await waitUntil(
-      async () => (await counters(firstTwo)).filter((c) => c.received > 0).length >= spec.working,
-      90_000,
-      `${spec.working} member(s) taking records`,
-    );
-    say(`${spec.working} member(s) working ${Date.now() - began} ms into the stream; starting a third`);
-
-    const third = launcher.start();
-    members.push(third);
-    const thirdStarted = Date.now();
-    // The third member's JoinGroup starts the rebalance; the others learn of it at their next
-    // heartbeat and rejoin. Kill, while that is under way, a member holding unfinished work.
-    let seenState = '';
-    let victim: { index: number; before: StageCounters } | undefined;
-    const deadline = Date.now() + 120_000;
-    while (victim === undefined) {
-      if (Date.now() > deadline) throw new Error(`no rebalance with work in flight within 120 s; last ${seenState}`);
-      if (!third.running()) throw new Error(`the third member exited:\n${third.output().slice(-3000)}`);
-      seenState = (await describeGroup()).state;
-      if (!REBALANCING.has(seenState)) {
-        await sleep(20);
-        continue;
-      }
-      const now = await counters(firstTwo);
-      // Taken and not finished; on a single partition, also taken and not yet committed.
-      const committed = singlePartition ? await committedTotal(live.admin, group, input) : undefined;
-      const holding = now
-        .map((before, index) => ({ index, before }))
-        .filter(
-          ({ before }) => before.inFlight > 0 || (committed !== undefined && BigInt(before.received) > committed),
-        );
-      if (holding.length === 0) {
-        await sleep(10);
-        continue;
-      }
-      victim = holding[Math.floor(random() * holding.length)]!;
-    }
-    const killed = firstTwo[victim.index]!;
-    killed.kill('SIGKILL');
-    const killedAt = Date.now();
-    const after = await describeGroup();
-    expect(await killed.exited, 'ended by SIGKILL').toBeNull();
-    const committedAfter = await committedTotal(live.admin, group, input);
-    const endAtKill = await topicEnd(live.admin, input);
-    say(
-      `member ${victim.index + 1} killed with the group ${seenState} (${after.state} right after, ${after.members} members), ` +
-        `${killedAt - thirdStarted} ms after the third started, ${killedAt - began} ms into the stream; it had taken ` +
-        `${victim.before.received} records (${victim.before.inFlight} in flight, ${victim.before.sent} outputs acknowledged); ` +
-        `the group has committed ${committedAfter} of ${endAtKill}; still publishing: ${!published}`,
-    );
-    // Inside the rebalance, under load, with work the dead member had not finished.
-    expect(REBALANCING.has(after.state), `group state right after the kill: ${after.state}`).toBe(true);
-    expect(published, 'articles still being published at the kill').toBe(false);
-    expect(committedAfter).toBeLessThan(endAtKill);
-    if (singlePartition) expect(BigInt(victim.before.received)).toBeGreaterThan(committedAfter);
-    else expect(victim.before.inFlight).toBeGreaterThan(0);
-
-    // The survivors go on without the dead member once its session expires.
-    const survivors = members.filter((m) => m !== killed);
-    await waitUntil(
-      async () => {
-        const now = await describeGroup();
-        return now.state === 'Stable' && now.members === 2;
-      },
-      120_000,
-      'the group stable with the two survivors',
-    );
-    say(`group stable with the two survivors ${Date.now() - killedAt} ms after the kill`);
-    await publishing;
-    await waitUntilSettled(live.admin, names, 180_000).catch(async (error: unknown) => {
-      throw new Error(
-        `${String(error)}; ${await describeProgress(live.admin, names, upstream)}\n` +
-          survivors.map((m) => m.output().slice(-2000)).join('\n'),
+      let published = false;
+      const began = Date.now();
+      const publishing = publishPaced(transport, names, plan, PUBLISH_INTERVAL_MS).then(() => (published = true));
+      publishing.catch(() => undefined);
+      const firstTwo = members.slice();
+      await waitUntil(
+        async () => (await counters(firstTwo)).filter((c) => c.received > 0).length >= spec.working,
+        90_000,
+        `${spec.working} member(s) taking records`,
       );
-    });
-    const taken = await counters(survivors);
-    say(
-      `settled ${Date.now() - began} ms into the stream; the survivors took ${taken.map((c) => c.received).join(' and ')} ` +
-        `records; warnings here: ${logger.summary()}`,
-    );
-    for (const m of survivors) {
-      m.kill('SIGTERM');
-      expect(await m.exited, m.output().slice(-2000)).toBe(0);
-    }
-  } finally {
-    for (const m of members) if (m.running()) m.kill('SIGKILL');
-    await upstream.stop();
-    await proxy?.close();
-  }
+      say(`${spec.working} member(s) working ${Date.now() - began} ms into the stream; starting a third`);
 
-  const outcome = await readOutcome(live.es, transport, names);
-  say(`disturbed run: ${describeOutcome(outcome)}`);
-  expectSameOutcome(outcome, reference);
-  await datastore.destroy();
+      const third = launcher.start();
+      members.push(third);
+      const thirdStarted = Date.now();
+      // The third member's JoinGroup starts the rebalance; the others learn of it at their next
+      // heartbeat and rejoin. Kill, while that is under way, a member holding unfinished work.
+      let seenState = '';
+      let victim: { index: number; before: StageCounters } | undefined;
+      const deadline = Date.now() + 120_000;
+      while (victim === undefined) {
+        if (Date.now() > deadline) throw new Error(`no rebalance with work in flight within 120 s; last ${seenState}`);
+        if (!third.running()) throw new Error(`the third member exited:\n${third.output().slice(-3000)}`);
+        seenState = (await describeGroup()).state;
+        if (!REBALANCING.has(seenState)) {
+          await sleep(20);
+          continue;
+        }
+        const now = await counters(firstTwo);
+        // Taken and not finished; on a single partition, also taken and not yet committed.
+        const committed = singlePartition ? await committedTotal(live.admin, group, input) : undefined;
+        const holding = now
+          .map((before, index) => ({ index, before }))
+          .filter(
+            ({ before }) => before.inFlight > 0 || (committed !== undefined && BigInt(before.received) > committed),
+          );
+        if (holding.length === 0) {
+          await sleep(10);
+          continue;
+        }
+        victim = holding[Math.floor(random() * holding.length)]!;
+      }
+      const killed = firstTwo[victim.index]!;
+      killed.kill('SIGKILL');
+      const killedAt = Date.now();
+      const after = await describeGroup();
+      expect(await killed.exited, 'ended by SIGKILL').toBeNull();
+      const committedAfter = await committedTotal(live.admin, group, input);
+      const endAtKill = await topicEnd(live.admin, input);
+      say(
+        `member ${victim.index + 1} killed with the group ${seenState} (${after.state} right after, ${after.members} members), ` +
+          `${killedAt - thirdStarted} ms after the third started, ${killedAt - began} ms into the stream; it had taken ` +
+          `${victim.before.received} records (${victim.before.inFlight} in flight, ${victim.before.sent} outputs acknowledged); ` +
+          `the group has committed ${committedAfter} of ${endAtKill}; still publishing: ${!published}`,
+      );
+      // Inside the rebalance, under load, with work the dead member had not finished.
+      expect(REBALANCING.has(after.state), `group state right after the kill: ${after.state}`).toBe(true);
+      expect(published, 'articles still being published at the kill').toBe(false);
+      expect(committedAfter).toBeLessThan(endAtKill);
+      if (singlePartition) expect(BigInt(victim.before.received)).toBeGreaterThan(committedAfter);
+      else expect(victim.before.inFlight).toBeGreaterThan(0);
+
+      // The survivors go on without the dead member once its session expires.
+      const survivors = members.filter((m) => m !== killed);
+      await waitUntil(
+        async () => {
+          const now = await describeGroup();
+          return now.state === 'Stable' && now.members === 2;
+        },
+        120_000,
+        'the group stable with the two survivors',
+      );
+      say(`group stable with the two survivors ${Date.now() - killedAt} ms after the kill`);
+      await publishing;
+      await waitUntilSettled(live.admin, names, 180_000).catch(async (error: unknown) => {
+        throw new Error(
+          `${String(error)}; ${await describeProgress(live.admin, names, upstream)}\n` +
+            survivors.map((m) => m.output().slice(-2000)).join('\n'),
+        );
+      });
+      const taken = await counters(survivors);
+      say(
+        `settled ${Date.now() - began} ms into the stream; the survivors took ${taken.map((c) => c.received).join(' and ')} ` +
+          `records; warnings here: ${logger.summary()}`,
+      );
+      for (const m of survivors) {
+        m.kill('SIGTERM');
+        expect(await m.exited, m.output().slice(-2000)).toBe(0);
+      }
+    } finally {
+      for (const m of members) if (m.running()) m.kill('SIGKILL');
+      await upstream.stop();
+      await proxy?.close();
+    }
+
+    const outcome = await readOutcome(live.es, transport, names);
+    say(`disturbed run: ${describeOutcome(outcome)}`);
+    expectSameOutcome(outcome, reference);
+  } finally {
+    await datastore.destroy().catch(() => undefined);
+  }
 }
 
 describe('S10: a consumer killed while its group rebalances under load', () => {

@@ -139,126 +139,130 @@ describe('S1: SIGKILL of each stage with work in flight', () => {
         .map(([stage, p]) => `${stage} (${p.running() ? 'running' : 'exited'}):\n${p.output().slice(-1500)}`)
         .join('\n');
     const datastore = new ElasticsearchDatastore({ es: live.es, prefix: names.indexPrefix });
+    // The run's indices go whatever happens; a failed run is read from its log.
     try {
-      const launched = Date.now();
-      for (const stage of all) processes.set(stage, launchers.get(stage)!.start());
-      await Promise.all([...processes.values()].map((p) => p.ready));
-      log(`${all.length} stage processes up in ${Date.now() - launched} ms`);
-
-      const began = Date.now();
-      const publishing = publishPaced(transport, names, plan, PUBLISH_INTERVAL_MS);
-      publishing.catch(() => undefined);
-      const pending = new Set(killed);
-      const deadline = began + 240_000;
-      while (pending.size > 0) {
-        if (Date.now() > deadline) {
-          throw new Error(
-            `not killed within 240 s: ${[...pending].map((s) => `${s} (target ${targets.get(s)})`).join(', ')}; ` +
-              `${await describeProgress(live.admin, names)}\n${await processReport()}`,
-          );
-        }
-        // A process that ends by itself has died: nothing would take its work up.
-        for (const [stage, running] of processes) {
-          if (!running.running()) throw new Error(`${stage} exited by itself:\n${running.output().slice(-3000)}`);
-        }
-        for (const stage of [...pending]) {
-          const running = processes.get(stage)!;
-          const before = await stageCounters(await running.metricsUrl, stage);
-          if (before.received < targets.get(stage)!) continue;
-          const group = groupOf(names, stage);
-          const input = inputs.get(stage)!;
-          // Work in flight: taken and not acknowledged, or acknowledged and not yet committed.
-          if (before.inFlight === 0 && BigInt(before.received) <= (await committedTotal(live.admin, group, input))) {
-            continue;
-          }
-          running.kill('SIGKILL');
-          const at = Date.now() - began;
-          expect(await running.exited, `${stage} ended by SIGKILL`).toBeNull();
-          const kill: Kill = {
-            stage,
-            target: targets.get(stage)!,
-            at,
-            before,
-            committedAfter: await committedTotal(live.admin, group, input),
-            inputEndAtKill: await topicEnd(live.admin, input),
-          };
-          kills.push(kill);
-          log(
-            `${stage}: SIGKILL ${at} ms into the stream, having taken ${before.received} records ` +
-              `(${before.inFlight} in flight, ${before.sent} outputs acknowledged, ${before.deadLettered} dead-lettered); ` +
-              `committed ${kill.committedAfter} of ${kill.inputEndAtKill} on its input`,
-          );
-          const again = launchers.get(stage)!.start();
-          processes.set(stage, again);
-          restarted.set(stage, { since: Date.now(), process: again });
-          pending.delete(stage);
-        }
-        await sleep(50);
-      }
-      await publishing;
-      const progress = setInterval(
-        () =>
-          void describeProgress(live.admin, names).then(
-            (line) => log(`settling: ${line}`),
-            () => undefined,
-          ),
-        15_000,
-      );
-      // From here on no process is killed: one that ends has died.
-      const died = Promise.race(
-        [...processes].map(([stage, running]) =>
-          running.exited.then((code) => {
-            throw new Error(`${stage} exited (${String(code)}) by itself:\n${running.output().slice(-3000)}`);
-          }),
-        ),
-      );
-      died.catch(() => undefined);
       try {
-        await Promise.race([
-          waitUntilSettled(live.admin, names, 180_000).catch(async (error: unknown) => {
-            throw new Error(`${String(error)}\n${await processReport()}`);
-          }),
-          died,
-        ]);
+        const launched = Date.now();
+        for (const stage of all) processes.set(stage, launchers.get(stage)!.start());
+        await Promise.all([...processes.values()].map((p) => p.ready));
+        log(`${all.length} stage processes up in ${Date.now() - launched} ms`);
+
+        const began = Date.now();
+        const publishing = publishPaced(transport, names, plan, PUBLISH_INTERVAL_MS);
+        publishing.catch(() => undefined);
+        const pending = new Set(killed);
+        const deadline = began + 240_000;
+        while (pending.size > 0) {
+          if (Date.now() > deadline) {
+            throw new Error(
+              `not killed within 240 s: ${[...pending].map((s) => `${s} (target ${targets.get(s)})`).join(', ')}; ` +
+                `${await describeProgress(live.admin, names)}\n${await processReport()}`,
+            );
+          }
+          // A process that ends by itself has died: nothing would take its work up.
+          for (const [stage, running] of processes) {
+            if (!running.running()) throw new Error(`${stage} exited by itself:\n${running.output().slice(-3000)}`);
+          }
+          for (const stage of [...pending]) {
+            const running = processes.get(stage)!;
+            const before = await stageCounters(await running.metricsUrl, stage);
+            if (before.received < targets.get(stage)!) continue;
+            const group = groupOf(names, stage);
+            const input = inputs.get(stage)!;
+            // Work in flight: taken and not acknowledged, or acknowledged and not yet committed.
+            if (before.inFlight === 0 && BigInt(before.received) <= (await committedTotal(live.admin, group, input))) {
+              continue;
+            }
+            running.kill('SIGKILL');
+            const at = Date.now() - began;
+            expect(await running.exited, `${stage} ended by SIGKILL`).toBeNull();
+            const kill: Kill = {
+              stage,
+              target: targets.get(stage)!,
+              at,
+              before,
+              committedAfter: await committedTotal(live.admin, group, input),
+              inputEndAtKill: await topicEnd(live.admin, input),
+            };
+            kills.push(kill);
+            log(
+              `${stage}: SIGKILL ${at} ms into the stream, having taken ${before.received} records ` +
+                `(${before.inFlight} in flight, ${before.sent} outputs acknowledged, ${before.deadLettered} dead-lettered); ` +
+                `committed ${kill.committedAfter} of ${kill.inputEndAtKill} on its input`,
+            );
+            const again = launchers.get(stage)!.start();
+            processes.set(stage, again);
+            restarted.set(stage, { since: Date.now(), process: again });
+            pending.delete(stage);
+          }
+          await sleep(50);
+        }
+        await publishing;
+        const progress = setInterval(
+          () =>
+            void describeProgress(live.admin, names).then(
+              (line) => log(`settling: ${line}`),
+              () => undefined,
+            ),
+          15_000,
+        );
+        // From here on no process is killed: one that ends has died.
+        const died = Promise.race(
+          [...processes].map(([stage, running]) =>
+            running.exited.then((code) => {
+              throw new Error(`${stage} exited (${String(code)}) by itself:\n${running.output().slice(-3000)}`);
+            }),
+          ),
+        );
+        died.catch(() => undefined);
+        try {
+          await Promise.race([
+            waitUntilSettled(live.admin, names, 180_000).catch(async (error: unknown) => {
+              throw new Error(`${String(error)}\n${await processReport()}`);
+            }),
+            died,
+          ]);
+        } finally {
+          clearInterval(progress);
+          clearInterval(watchingRestarts);
+        }
+        log(`settled ${Date.now() - began} ms after the stream began`);
+
+        // Each kill landed mid-work, and each restart took that work up again.
+        for (const kill of kills) {
+          const inputEnd = await topicEnd(live.admin, inputs.get(kill.stage)!);
+          const again = await stageCounters(await processes.get(kill.stage)!.metricsUrl, kill.stage);
+          log(
+            `${kill.stage}: restarted process took its first record ${backAfter.get(kill.stage) ?? '?'} ms after it started; ` +
+              `it took ${again.received} records (from offset ${kill.committedAfter} to ${inputEnd})`,
+          );
+          expect(
+            BigInt(kill.before.received),
+            `${kill.stage}: records taken beyond its committed offset`,
+          ).toBeGreaterThan(kill.committedAfter);
+          expect(kill.before.sent, `${kill.stage}: outputs written before the kill`).toBeGreaterThan(0);
+          expect(BigInt(again.received), `${kill.stage}: the restart redid the lost records`).toBeGreaterThanOrEqual(
+            BigInt(kill.before.received) - kill.committedAfter,
+          );
+        }
+        expect(kills.map((k) => k.stage).sort()).toEqual([...killed].sort());
+
+        const stopping = [...processes].map(async ([stage, running]) => {
+          running.kill('SIGTERM');
+          expect(await running.exited, `${stage} after SIGTERM: ${running.output().slice(-2000)}`).toBe(0);
+        });
+        await Promise.all(stopping);
       } finally {
-        clearInterval(progress);
         clearInterval(watchingRestarts);
+        for (const running of processes.values()) if (running.running()) running.kill('SIGKILL');
       }
-      log(`settled ${Date.now() - began} ms after the stream began`);
 
-      // Each kill landed mid-work, and each restart took that work up again.
-      for (const kill of kills) {
-        const inputEnd = await topicEnd(live.admin, inputs.get(kill.stage)!);
-        const again = await stageCounters(await processes.get(kill.stage)!.metricsUrl, kill.stage);
-        log(
-          `${kill.stage}: restarted process took its first record ${backAfter.get(kill.stage) ?? '?'} ms after it started; ` +
-            `it took ${again.received} records (from offset ${kill.committedAfter} to ${inputEnd})`,
-        );
-        expect(
-          BigInt(kill.before.received),
-          `${kill.stage}: records taken beyond its committed offset`,
-        ).toBeGreaterThan(kill.committedAfter);
-        expect(kill.before.sent, `${kill.stage}: outputs written before the kill`).toBeGreaterThan(0);
-        expect(BigInt(again.received), `${kill.stage}: the restart redid the lost records`).toBeGreaterThanOrEqual(
-          BigInt(kill.before.received) - kill.committedAfter,
-        );
-      }
-      expect(kills.map((k) => k.stage).sort()).toEqual([...killed].sort());
-
-      const stopping = [...processes].map(async ([stage, running]) => {
-        running.kill('SIGTERM');
-        expect(await running.exited, `${stage} after SIGTERM: ${running.output().slice(-2000)}`).toBe(0);
-      });
-      await Promise.all(stopping);
+      const outcome = await readOutcome(live.es, transport, names);
+      log(`disturbed run: ${describeOutcome(outcome)}`);
+      expectSameOutcome(outcome, reference.outcome);
     } finally {
-      clearInterval(watchingRestarts);
-      for (const running of processes.values()) if (running.running()) running.kill('SIGKILL');
+      await datastore.destroy().catch(() => undefined);
+      await transport.close();
     }
-
-    const outcome = await readOutcome(live.es, transport, names);
-    log(`disturbed run: ${describeOutcome(outcome)}`);
-    expectSameOutcome(outcome, reference.outcome);
-    await datastore.destroy();
-    await transport.close();
   }, 480_000);
 });
