@@ -5,17 +5,17 @@ import {
   type SpikeDetectorOptions,
 } from '../../processors/spikes/detect-spikes.js';
 import type { Mention } from '../../schemas/records.generated.js';
-import { KafkaSink, type TopicRecord } from '../kafka/kafka-sink.js';
+import { KafkaSink } from '../kafka/kafka-sink.js';
 import { spikeMetrics } from '../telemetry/spike-metrics.js';
 import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
 import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
-import type { Sink } from '../runtime/sink.js';
 import { StageError } from '../runtime/stage-error.js';
 import { tailTopic, type TopicTail } from '../runtime/topic-tail.js';
 import { TOPICS } from '../pipeline/topics.js';
 import type { Transport } from '../runtime/transport.js';
 import { pipelineTopics, type StageBindingOptions } from '../pipeline/pipeline-topics.js';
 import { stageWithTails } from '../runtime/state-topic.js';
+import { spikeWriter, type SpikeWrite } from './spike-writer.js';
 
 export interface SpikeStage extends RunningStage {
   readonly detector: SpikeDetector;
@@ -27,73 +27,6 @@ export interface SpikeStageOptions extends StageBindingOptions {
   interactionsTopic?: string | null;
   /** Where the detector's own metrics (mentions by outcome, alerts, tracked entities) are registered. */
   registry?: Registry;
-}
-
-/** What one mention asks to write: its alerts, and the entities whose state to save. */
-interface SpikeWrite {
-  alerts: TopicRecord[];
-  entityIds: string[];
-  forgotten: string[];
-}
-
-/**
- * Alerts go out as decided. State goes out as it is **when written**, not as it was when decided:
- * snapshots of one entity can then never overwrite a newer one, whatever order retries finish in.
- * A snapshot may run ahead of an alert (the detector learns what was sent from entity.spikes alone),
- * so neither order of a crash loses or repeats an alert. Snapshots are gathered for `lingerMs` and
- * each changed entity is encoded and sent once per round, however many mentions changed it: a busy
- * entity costs one write per round, not one per mention.
- */
-function spikeWriter(
-  detector: SpikeDetector,
-  topics: { spikeState: string },
-  alerts: KafkaSink,
-  state: KafkaSink,
-  lingerMs = 20,
-): Sink<SpikeWrite> {
-  let round = new Map<string, { resolve: () => void; reject: (e: unknown) => void }[]>();
-  let timer: NodeJS.Timeout | undefined;
-  const inFlight = new Set<Promise<void>>();
-  const flush = (): void => {
-    timer = undefined;
-    const due = round;
-    round = new Map();
-    for (const [id, waiters] of due) {
-      const snapshot = detector.snapshot(id);
-      const record: TopicRecord = snapshot
-        ? topicRecord(topics.spikeState, 'EntitySpikeState', id, snapshot)
-        : // Forgotten since: the tombstone says so.
-          { topic: topics.spikeState, key: id, value: null };
-      const sending = state.write(record).then(
-        () => waiters.forEach((w) => w.resolve()),
-        (error: unknown) => waiters.forEach((w) => w.reject(error)),
-      );
-      inFlight.add(sending);
-      void sending.finally(() => inFlight.delete(sending));
-    }
-  };
-  const saved = (id: string): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const waiters = round.get(id) ?? [];
-      waiters.push({ resolve, reject });
-      round.set(id, waiters);
-      timer ??= setTimeout(flush, lingerMs);
-    });
-  return {
-    name: 'kafka',
-    write: async (item) => {
-      await Promise.all([
-        ...item.alerts.map((record) => alerts.write(record)),
-        ...[...item.entityIds, ...item.forgotten].map(saved),
-      ]);
-    },
-    close: async () => {
-      if (timer) clearTimeout(timer);
-      flush();
-      await Promise.allSettled([...inFlight]);
-      await Promise.all([alerts.close(), state.close()]);
-    },
-  };
 }
 
 /**
@@ -188,6 +121,12 @@ export async function startSpikeStage(transport: Transport, options: SpikeStageO
     forgotten: output.forgotten,
   });
 
+  const writer = spikeWriter(
+    detector,
+    topics,
+    new KafkaSink(transport.producer(), { name: 'spike-alerts' }),
+    new KafkaSink(transport.producer(), { name: 'spike-state', coalesceByKey: true }),
+  );
   let ready: Promise<void> = Promise.resolve();
   const stage = await startStage<Mention>(transport, {
     name: 'spikes',
@@ -214,17 +153,11 @@ export async function startSpikeStage(transport: Transport, options: SpikeStageO
       const output = detector.offer(mention, partition);
       metrics?.observe(output, detector);
       const write = toWrite(output);
+      writer.decided(write.alerts);
       if (write.alerts.length === 0 && write.entityIds.length === 0 && write.forgotten.length === 0) return [];
       return [{ sink: 'kafka', id: mention.chunk_id, item: write }];
     },
-    sinks: {
-      kafka: spikeWriter(
-        detector,
-        topics,
-        new KafkaSink(transport.producer(), { name: 'spike-alerts' }),
-        new KafkaSink(transport.producer(), { name: 'spike-state', coalesceByKey: true }),
-      ),
-    },
+    sinks: { kafka: writer },
     ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     log,

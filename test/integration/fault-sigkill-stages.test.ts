@@ -47,9 +47,10 @@ import { useLiveClients } from '../harness/live-clients.js';
  * given equal an undisturbed run's, and the spike episodes are what the product's detector decides
  * for the run's own mentions (see `test/harness/fault-scenario.ts`).
  *
- * Known failure: a kill of the spike stage whose changelog had run well ahead of its committed
- * offset can leave episodes started a day late, or lost (seen once in eight runs, with 323 mentions
- * taken and not committed); test/unit/spike-changelog-ahead.test.ts reproduces it on the detector.
+ * This test found that a kill of the spike stage whose changelog had run ahead of alerts still in
+ * flight left episodes started a day late (once in eight runs, with 323 mentions taken and not
+ * committed): the spike writer now saves an entity's state only after its alerts are acknowledged
+ * (streams/stages/spike-writer.ts; test/unit/spike-changelog-ahead.test.ts shows the detector's side).
  *
  * The kills of different stages overlap in time (each stage waits out its own session expiry while
  * the others go on), which keeps the test to a few minutes on two cores.

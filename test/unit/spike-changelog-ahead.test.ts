@@ -107,16 +107,14 @@ describe('spike detector restarted from a changelog ahead of its committed offse
     expect(differing.map((d) => d.cut)).toEqual([]);
   });
 
-  // Known bug: a snapshot acknowledged before the alert decided beside it is lost with the crash
-  // (the alerts and the changelog go through different producers). The restored state already
-  // counts the redelivered mentions, so they are judged as duplicates against the restored clock,
-  // which stands at k: in 56 of the 204 crashes here an episode is re-decided one or two days late
-  // (e-lu STARTED 2025-01-16 instead of 2025-01-15) or not at all. The stage says that "neither
-  // order of a crash loses or repeats an alert"; this is the order that does. Turn `it.fails` into
-  // `it` with the fix (state and clock consistent with the committed offset, or the unacknowledged
-  // alerts carried in the snapshot and sent again on restore).
-  it.fails('sends the same alerts when the redelivered mentions’ alerts were lost with the crash', () => {
+  // Why the stage's writer holds an entity's snapshot until its alerts are acknowledged
+  // (streams/stages/spike-writer.ts, test/unit/spike-writer.test.ts): a changelog saved ahead of
+  // alerts that the crash then lost (the two go through different producers) already counts the
+  // redelivered mentions, so they are judged as duplicates against the restored clock, which stands
+  // at k — an episode is re-decided one or two days late (e-lu STARTED 2025-01-16 instead of
+  // 2025-01-15) or not at all. The detector cannot tell from the changelog; the writer never saves it.
+  it('loses or delays alerts when a changelog ahead of lost alerts is restored: the state the writer never saves', () => {
     const differing = crashes('up to c').filter(({ got }) => JSON.stringify(got) !== JSON.stringify(uninterrupted));
-    expect(differing.map((d) => d.cut)).toEqual([]);
+    expect(differing.length).toBeGreaterThan(0);
   });
 });
