@@ -8,13 +8,17 @@ import { BUNDLED_SAMPLE } from '../../streams/stages/intake-sources.js';
 import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { HashingEmbedder } from '../../processors/embed/hashing-embedder.js';
 import { ALL_ENTITIES } from '../../processors/extract/extraction-targets.js';
-import { OfflineInteractionExtractor } from '../../processors/extract/interaction-extractor.js';
+import {
+  OfflineInteractionExtractor,
+  type InteractionExtractor,
+} from '../../processors/extract/interaction-extractor.js';
+import type { PairBatchOptions } from '../../processors/extract/pair-batches.js';
 import { IntakeRejection } from '../../processors/intake/article-input.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import { readJsonlArticles } from '../../streams/archives/read-jsonl-articles.js';
 import { SpikeDetector } from '../../processors/spikes/detect-spikes.js';
 import { decodeRecord } from '../../schemas/avro-codec.js';
-import type { Article, Mention, SpikeAlert } from '../../schemas/records.generated.js';
+import type { Article, InteractionVariant, Mention, SpikeAlert } from '../../schemas/records.generated.js';
 import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import type { Datastore } from '../../streams/datastore/datastore.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
@@ -248,6 +252,18 @@ export interface ScenarioStageOptions {
   /** Which stages run here; default all. */
   only?: readonly ScenarioStage[];
   log?: StageLogger;
+  /** The extract stage's extractor; default the offline extractor. */
+  extractor?: InteractionExtractor;
+  /** NEON's variants the extract stage runs; default the product's. */
+  variants?: readonly InteractionVariant[];
+  /** Over the product's M2 batching. */
+  batching?: Partial<PairBatchOptions>;
+}
+
+/** A fault test's seed: `NEON_FAULT_SEED` when set (to repeat a run's draws), else a fresh one. */
+export function faultSeed(env: NodeJS.ProcessEnv = process.env): number {
+  const given = env.NEON_FAULT_SEED;
+  return given !== undefined && given !== '' ? Number(given) : Math.floor(Math.random() * 2 ** 31);
 }
 
 /** The embedder of the scenarios: deterministic and instant, so the faults, not inference, take the time. */
@@ -319,10 +335,10 @@ export async function startScenarioStages(
               ...common(name),
               topics,
               interactionsTopic: topics.interactions,
-              extractor: new OfflineInteractionExtractor(),
+              extractor: options.extractor ?? new OfflineInteractionExtractor(),
               targets: ALL_ENTITIES,
-              variants: config.extract.variants,
-              batching: config.extract.batching,
+              variants: options.variants ?? config.extract.variants,
+              batching: { ...config.extract.batching, ...options.batching },
               pairSelection: config.extract.pairSelection,
               registry,
             }),

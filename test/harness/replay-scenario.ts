@@ -1,30 +1,11 @@
 import type { Client } from '@elastic/elasticsearch';
-import { Registry } from 'prom-client';
-import { loadProductConfig } from '../../bin/commands/product-config.js';
-import { ALL_ENTITIES } from '../../processors/extract/extraction-targets.js';
-import type { InteractionExtractor } from '../../processors/extract/interaction-extractor.js';
-import type { PairBatchOptions } from '../../processors/extract/pair-batches.js';
+import type { Registry } from 'prom-client';
 import type { Article } from '../../schemas/records.generated.js';
-import type { Datastore } from '../../streams/datastore/datastore.js';
-import type { RunningStage, StageLogger } from '../../streams/runtime/run-stage.js';
 import type { Transport } from '../../streams/runtime/transport.js';
-import { startChunkStage } from '../../streams/stages/chunk-stage.js';
-import { startDedupeStage } from '../../streams/stages/dedupe-stage.js';
-import { startExtractStage } from '../../streams/stages/extract-stage.js';
-import { startChunkIndexStage, startInteractionIndexStage } from '../../streams/stages/index-stage.js';
-import { startMarkupStage } from '../../streams/stages/markup-stage.js';
-import { startSpikeStage } from '../../streams/stages/spike-stage.js';
-import { stageMetrics } from '../../streams/telemetry/metrics.js';
 import { decodeRecord } from '../../schemas/avro-codec.js';
 import { readTopicOnce } from '../../streams/runtime/topic-tail.js';
 import { freshIndex, freshTopic } from '../../devkit/fresh-names.js';
-import {
-  groupOf,
-  INDEX_MAX_IN_FLIGHT,
-  scenarioEmbedder,
-  type ScenarioNames,
-  type ScenarioStage,
-} from './fault-scenario.js';
+import type { ScenarioNames } from './fault-scenario.js';
 
 /**
  * S12's replay: the product's whole chain run again over the topics of a finished run, from their
@@ -76,21 +57,6 @@ export function withSyndicatedCopies(articles: readonly Article[], every: number
   return out;
 }
 
-/** The stages of the chain on `names`, as `startScenarioStages` wires them, with the given extractor. */
-export interface ChainOptions {
-  datastore: Datastore;
-  extractor: InteractionExtractor;
-  batching?: Partial<PairBatchOptions>;
-  log?: StageLogger;
-}
-
-export interface ChainStages {
-  readonly stages: ReadonlyMap<ScenarioStage, RunningStage>;
-  /** Every stage's metrics. */
-  readonly registry: Registry;
-  stop(): Promise<void>;
-}
-
 /** Sink writes the stages retried (a failed write tried again), by stage: `stage sink ×n`. */
 export async function retriedWrites(registry: Registry): Promise<string> {
   const metric = await registry.getSingleMetric('neon_stage_retries_total')?.get();
@@ -98,88 +64,6 @@ export async function retriedWrites(registry: Registry): Promise<string> {
     .filter((v) => v.value > 0)
     .map((v) => `${Object.values(v.labels).join(' ')} ×${v.value}`);
   return lines.join(', ') || 'none';
-}
-
-export async function startChainStages(
-  transport: Transport,
-  names: ScenarioNames,
-  options: ChainOptions,
-): Promise<ChainStages> {
-  const config = loadProductConfig({ NEON_EMBEDDER: 'hashing' });
-  const registry = new Registry();
-  const topics = names.topics;
-  const common = (stage: ScenarioStage) => ({
-    groupId: groupOf(names, stage),
-    metrics: stageMetrics(registry, stage),
-    ...(options.log ? { log: options.log } : {}),
-  });
-  const indexOptions = (stage: ScenarioStage) => ({
-    ...common(stage),
-    datastore: options.datastore,
-    embedder: scenarioEmbedder,
-    registry,
-    deadLetterTopic: topics.deadLetters,
-    maxInFlight: INDEX_MAX_IN_FLIGHT,
-  });
-  await options.datastore.prepare({ model: scenarioEmbedder.model, dimensions: scenarioEmbedder.dimensions });
-  const stages = new Map<ScenarioStage, RunningStage>();
-  const stop = async (): Promise<void> => {
-    for (const name of [
-      'markup',
-      'chunk',
-      'dedupe',
-      'spikes',
-      'extract',
-      'index-interactions',
-      'index-chunks',
-    ] as const) {
-      await stages.get(name)?.stop();
-    }
-  };
-  try {
-    stages.set(
-      'index-chunks',
-      await startChunkIndexStage(transport, { ...indexOptions('index-chunks'), inputTopic: topics.uniqueChunks }),
-    );
-    stages.set(
-      'index-interactions',
-      await startInteractionIndexStage(transport, {
-        ...indexOptions('index-interactions'),
-        inputTopic: topics.interactions,
-      }),
-    );
-    stages.set(
-      'extract',
-      await startExtractStage(transport, {
-        ...common('extract'),
-        topics,
-        interactionsTopic: topics.interactions,
-        extractor: options.extractor,
-        targets: ALL_ENTITIES,
-        variants: ['M1', 'M2'],
-        batching: { ...config.extract.batching, ...options.batching },
-        pairSelection: config.extract.pairSelection,
-        registry,
-      }),
-    );
-    stages.set(
-      'spikes',
-      await startSpikeStage(transport, {
-        ...common('spikes'),
-        topics,
-        interactionsTopic: topics.interactions,
-        detector: config.spikes,
-        registry,
-      }),
-    );
-    stages.set('dedupe', await startDedupeStage(transport, { ...common('dedupe'), topics }));
-    stages.set('chunk', await startChunkStage(transport, { ...common('chunk'), topics }));
-    stages.set('markup', await startMarkupStage(transport, { ...common('markup'), topics, workers: 0 }));
-  } catch (error) {
-    await stop().catch(() => undefined);
-    throw error;
-  }
-  return { stages, registry, stop };
 }
 
 /**

@@ -34,6 +34,7 @@ import {
   type SlowProxy,
   type StageCounters,
   type StageProcess,
+  faultSeed,
 } from '../harness/fault-scenario.js';
 import { waitUntil } from '../harness/invariants.js';
 import { useLiveClients } from '../harness/live-clients.js';
@@ -69,10 +70,7 @@ import { useLiveClients } from '../harness/live-clients.js';
 
 const live = useLiveClients();
 const log = (line: string): void => console.log(`[fault S10] ${line}`);
-const SEED =
-  process.env.NEON_FAULT_SEED !== undefined && process.env.NEON_FAULT_SEED !== ''
-    ? Number(process.env.NEON_FAULT_SEED)
-    : Math.floor(Math.random() * 2 ** 31);
+const SEED = faultSeed();
 const PUBLISH_INTERVAL_MS = 80;
 const REBALANCING: ReadonlySet<string> = new Set(['PreparingRebalance', 'CompletingRebalance', 'AwaitingSync']);
 

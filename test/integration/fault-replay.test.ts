@@ -22,6 +22,7 @@ import {
   readOutcome,
   sampleArticles,
   splitSample,
+  startScenarioStages,
   waitUntilSettled,
   type ScenarioNames,
 } from '../harness/fault-scenario.js';
@@ -33,7 +34,6 @@ import {
   readFullDocuments,
   replayNames,
   retriedWrites,
-  startChainStages,
   withSyndicatedCopies,
   type FullDocuments,
 } from '../harness/replay-scenario.js';
@@ -113,9 +113,10 @@ describe('S12: every topic replayed from the start into fresh indices', () => {
     stores.push(firstStore);
     const firstLog = collectingLogger();
     const started = Date.now();
-    const first = await startChainStages(transport, names, {
+    const first = await startScenarioStages(transport, names, {
       datastore: firstStore,
       extractor: new LlmInteractionExtractor(chat),
+      variants: ['M1', 'M2'],
       batching: { quietMs: QUIET_MS },
       log: firstLog.log,
     });
@@ -152,9 +153,10 @@ describe('S12: every topic replayed from the start into fresh indices', () => {
     stores.push(replayStore);
     const replayLog = collectingLogger();
     const replayStarted = Date.now();
-    const replay = await startChainStages(transport, again, {
+    const replay = await startScenarioStages(transport, again, {
       datastore: replayStore,
       extractor: new LlmInteractionExtractor(chat),
+      variants: ['M1', 'M2'],
       batching: { quietMs: QUIET_MS },
       log: replayLog.log,
     });

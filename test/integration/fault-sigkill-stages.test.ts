@@ -27,6 +27,7 @@ import {
   type ScenarioStage,
   type StageCounters,
   type StageProcess,
+  faultSeed,
 } from '../harness/fault-scenario.js';
 import { useLiveClients } from '../harness/live-clients.js';
 
@@ -62,10 +63,7 @@ import { useLiveClients } from '../harness/live-clients.js';
 const live = useLiveClients();
 const log = (line: string): void => console.log(`[fault S1] ${line}`);
 
-const SEED =
-  process.env.NEON_FAULT_SEED !== undefined && process.env.NEON_FAULT_SEED !== ''
-    ? Number(process.env.NEON_FAULT_SEED)
-    : Math.floor(Math.random() * 2 ** 31);
+const SEED = faultSeed();
 const PUBLISH_INTERVAL_MS = 80;
 
 interface Kill {
