@@ -13,7 +13,8 @@ import type { Sink } from '../runtime/sink.js';
 import { EmbeddingBatcher } from '../embed/embedding-batcher.js';
 import { stageDecoder } from '../runtime/record-codec.js';
 import { startStage, stderrLogger, type RunningStage } from '../runtime/run-stage.js';
-import { StageError } from '../runtime/stage-error.js';
+import { asStageError, StageError } from '../runtime/stage-error.js';
+import { WriteOrder, type WriteTurn } from '../runtime/write-order.js';
 import { TOPICS } from '../pipeline/topics.js';
 import type { Transport } from '../runtime/transport.js';
 import type { StageBindingOptions } from '../pipeline/pipeline-topics.js';
@@ -32,10 +33,12 @@ export interface IndexStageOptions extends Omit<StageBindingOptions, 'topics'> {
   registry?: Registry;
 }
 
-type TimedIndexRequest = IndexRequest & { publishedAt: number };
+type TimedIndexRequest = IndexRequest & { publishedAt: number; turn: WriteTurn };
 
 /**
- * The datastore's writer, recording how long after its article's publish time each document was
+ * The datastore's writer, writing the versions of one document in the order their records arrived
+ * (see write-order.ts: a re-emitted statement record carries more citations than the one before),
+ * and recording how long after its article's publish time each document was
  * acknowledged (then searchable within the index refresh interval, 1 s): the freshness users see.
  */
 function freshnessRecordingSink(
@@ -47,8 +50,17 @@ function freshnessRecordingSink(
   const freshness = registry ? histogramOf(registry, METRIC_FAMILIES.freshness) : undefined;
   return {
     name: inner.name,
-    write: async ({ publishedAt, ...request }) => {
-      await inner.write(request);
+    write: async ({ publishedAt, turn, ...request }) => {
+      await turn.ready;
+      try {
+        await inner.write(request);
+      } catch (error) {
+        // A retriable failure is retried by the runtime with this same item: the turn stays held,
+        // so a later version of the document cannot go first and be overwritten by this one.
+        if (asStageError(error, inner.name).disposition !== 'retry') turn.release();
+        throw error;
+      }
+      turn.release();
       freshness?.observe({ datastore: kind }, Math.max(0, now() - publishedAt) / 1000);
     },
     close: () => inner.close(),
@@ -80,6 +92,7 @@ async function startIndexStage<N extends RecordName>(
   const batcher = new EmbeddingBatcher(options.embedder);
   const now = options.now ?? Date.now;
   const name = `index-${spec.kind}`;
+  const writeOrder = new WriteOrder();
   const sink = freshnessRecordingSink(
     options.datastore.writer({ ...options.bulk, stage: name }),
     spec.kind,
@@ -92,12 +105,15 @@ async function startIndexStage<N extends RecordName>(
     inputTopics: [options.inputTopic ?? spec.defaultTopic],
     ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
     decode: stageDecoder(spec.record),
-    process: async ({ value }) => {
+    process: async ({ value, topic, partition, offset }) => {
+      const id = spec.id(value);
+      const turn = writeOrder.turn(id, `${topic}/${partition}/${offset}`);
       let vector: Float32Array;
       try {
         vector = await batcher.embed(spec.text(value));
       } catch (error) {
         if (error instanceof EmbedderError && !error.retriable) {
+          turn.release();
           throw new StageError('processor_rejected', `embedding refused: ${error.message}`, name);
         }
         throw new StageError('timeout', `embedder unavailable: ${String(error)}`, name, { cause: error });
@@ -105,12 +121,13 @@ async function startIndexStage<N extends RecordName>(
       return [
         {
           sink: 'es',
-          id: spec.id(value),
+          id,
           item: {
             index: monthlyIndex(names, spec.time(value)),
-            id: spec.id(value),
+            id,
             document: spec.document(value, vector, options.embedder.model, now()),
             publishedAt: spec.time(value),
+            turn,
           },
         },
       ];
