@@ -26,10 +26,11 @@ import {
   type LinkedSpan,
 } from '../streams/archives/load-wikipedia-current-events.js';
 import { EntityRegistry } from '../processors/markup/entity-registry.js';
+import { DEFAULT_SPELLING_THRESHOLD } from '../processors/markup/entity-fusion.js';
 import { entityKey } from '../processors/markup/entity-id.js';
 import { markArticle } from '../processors/markup/mark-article.js';
 import { recognizeEntities } from '../processors/markup/recognize-entities.js';
-import type { Article, MarkedArticle, MentionSpan } from '../schemas/records.generated.js';
+import type { Article, MarkedArticle } from '../schemas/records.generated.js';
 
 const DATASET = 'samples/wikipedia-current-events-2025q1';
 
@@ -50,6 +51,7 @@ function main(): void {
   const limitArg = args.indexOf('--limit');
   const limit = limitArg >= 0 ? Number(args[limitArg + 1]) : Infinity;
   const showExamples = args.includes('--examples');
+  const sweep = args.includes('--sweep');
 
   const base = devDataPath(DATASET);
   if (base === undefined) {
@@ -75,7 +77,9 @@ function main(): void {
   const nerSeconds = (performance.now() - nerStarted) / 1000;
 
   const counts = spanCounts(items, marked);
-  const aliases = aliasResolution(items, marked);
+  const linkedAliases = aliasResolution(items, marked, (id) => id);
+  const aliases = aliasResolution(items, marked, (id) => registry.canonicalId(id));
+  const fusion = fusionQuality(items, marked, registry);
   const chars = articles.reduce((n, a) => n + a.text.length, 0);
   const byType = new Map<string, number>();
   for (const m of marked.flatMap((x) => x.mentions)) byType.set(m.entity_type, (byType.get(m.entity_type) ?? 0) + 1);
@@ -99,7 +103,11 @@ function main(): void {
     ],
     [
       'alias consolidation: surface-form pairs of one title with one id',
-      `${pct(aliases.samePairs, aliases.pairs)} (${aliases.samePairs}/${aliases.pairs} pairs, ${aliases.titles} titles)`,
+      `${pct(aliases.samePairs, aliases.pairs)} (${aliases.samePairs}/${aliases.pairs} pairs, ${aliases.titles} titles; as linked, before later fusions: ${pct(linkedAliases.samePairs, linkedAliases.pairs)})`,
+    ],
+    [
+      `fusions (spelling θ ${DEFAULT_SPELLING_THRESHOLD})`,
+      `${fusion.fusions} (${[...fusion.byRule].map(([rule, n]) => `${rule} ${n}`).join(', ')}); precision ${pct(fusion.correct, fusion.judged)} (${fusion.correct}/${fusion.judged} judged by their links)`,
     ],
     ['title purity: mentions of a title under its usual id', pct(aliases.pureMentions, aliases.mentions)],
     [
@@ -122,11 +130,112 @@ function main(): void {
       items: items.length,
       counts,
       alias: { ...aliases, mergedExamples: undefined, consolidationExamples: undefined },
+      alias_as_linked: { ...linkedAliases, mergedExamples: undefined, consolidationExamples: undefined },
+      fusion: { ...fusion, byRule: Object.fromEntries(fusion.byRule), examples: undefined },
       articles_per_second: articles.length / markSeconds,
       ner_articles_per_second: articles.length / nerSeconds,
     }),
   );
-  if (showExamples) printExamples(items, marked, aliases);
+  if (showExamples) {
+    printExamples(items, marked, aliases);
+    console.log(`\nfusions (✓ same linked title, ✗ different, ? not judged):\n  ${fusion.examples.join('\n  ')}`);
+  }
+  if (sweep) sweepSpellingThreshold(items, articles);
+}
+
+/**
+ * The spelling threshold against the links: for each θ, the quarter is marked with a fresh registry
+ * and the consolidation (recall of merges) and the precision of the fusions are printed.
+ */
+function sweepSpellingThreshold(items: readonly CurrentEventItem[], articles: readonly Article[]): void {
+  console.log(
+    '\nspelling threshold sweep (θ: consolidation after fusion, spelling fusions judged correct, over-merged ids)',
+  );
+  for (const threshold of [0.7, 0.75, 0.8, 0.85, 0.9, 1]) {
+    const registry = new EntityRegistry([], { fusion: { spellingThreshold: threshold } });
+    const marked = articles.map((article) => markArticle(article, registry));
+    const aliases = aliasResolution(items, marked, (id) => registry.canonicalId(id));
+    const fusion = fusionQuality(items, marked, registry);
+    const spelling = fusion.byRuleJudged.get('spelling') ?? { judged: 0, correct: 0 };
+    console.log(
+      `  θ ${threshold.toFixed(2)}: ${aliases.samePairs}/${aliases.pairs} pairs; spelling ${fusion.byRule.get('spelling') ?? 0} fusions, ${spelling.correct}/${spelling.judged} correct; over-merged ${aliases.mergedIds}/${aliases.ids}`,
+    );
+  }
+  const off = new EntityRegistry([], { fusion: false });
+  const marked = articles.map((article) => markArticle(article, off));
+  const aliases = aliasResolution(items, marked, (id) => off.canonicalId(id));
+  console.log(
+    `  no fusion: ${aliases.samePairs}/${aliases.pairs} pairs; over-merged ${aliases.mergedIds}/${aliases.ids}`,
+  );
+}
+
+interface FusionFigures {
+  fusions: number;
+  byRule: Map<string, number>;
+  byRuleJudged: Map<string, { judged: number; correct: number }>;
+  /** Fusions whose two sides both had mentions matching a link. */
+  judged: number;
+  /** Those whose two sides' most linked titles agree. */
+  correct: number;
+  examples: string[];
+}
+
+/**
+ * Each fusion in force, judged by the Wikipedia titles its two sides' mentions were linked to: right
+ * when the title most linked from the fused entity's mentions is the one most linked from the
+ * entity it was fused into. Mentions marked after the fusion carry the target's id already, so the
+ * fused side is judged by its mentions from before.
+ */
+function fusionQuality(
+  items: readonly CurrentEventItem[],
+  marked: readonly MarkedArticle[],
+  registry: EntityRegistry,
+): FusionFigures {
+  // Mentions marked after a fusion carry the target's id, so each side is judged by the mentions
+  // that used its own name: the title most linked from those.
+  const titlesBySurface = new Map<string, Map<string, number>>();
+  items.forEach((item, i) => {
+    for (const m of marked[i]!.mentions) {
+      const link = item.links.find((l: LinkedSpan) => same(m, l));
+      if (link === undefined) continue;
+      const key = entityKey(m.surface);
+      const titles = titlesBySurface.get(key) ?? new Map<string, number>();
+      titles.set(link.title, (titles.get(link.title) ?? 0) + 1);
+      titlesBySurface.set(key, titles);
+    }
+  });
+  const figures: FusionFigures = {
+    fusions: 0,
+    byRule: new Map(),
+    byRuleJudged: new Map(),
+    judged: 0,
+    correct: 0,
+    examples: [],
+  };
+  for (const entity of registry.entities()) {
+    const fusion = entity.fusion;
+    if (fusion === null || fusion.revoked) continue;
+    figures.fusions++;
+    figures.byRule.set(fusion.rule, (figures.byRule.get(fusion.rule) ?? 0) + 1);
+    const root = registry.get(registry.canonicalId(entity.id))!;
+    const from = titlesBySurface.get(entityKey(entity.name));
+    const into = titlesBySurface.get(entityKey(root.name));
+    let mark = '?';
+    if (from !== undefined && into !== undefined) {
+      const ok = majority(from) === majority(into);
+      figures.judged++;
+      if (ok) figures.correct++;
+      const perRule = figures.byRuleJudged.get(fusion.rule) ?? { judged: 0, correct: 0 };
+      perRule.judged++;
+      if (ok) perRule.correct++;
+      figures.byRuleJudged.set(fusion.rule, perRule);
+      mark = ok ? '✓' : '✗';
+    }
+    if (figures.examples.length < 80) {
+      figures.examples.push(`${mark} ${entity.name} → ${root.name} (${fusion.rule}: ${fusion.evidence})`);
+    }
+  }
+  return figures;
 }
 
 function toArticle(item: CurrentEventItem): Article {
@@ -201,7 +310,11 @@ interface AliasFigures {
 }
 
 /** Mentions that exactly match a link, grouped by title and by our id. */
-function aliasResolution(items: readonly CurrentEventItem[], marked: readonly MarkedArticle[]): AliasFigures {
+function aliasResolution(
+  items: readonly CurrentEventItem[],
+  marked: readonly MarkedArticle[],
+  resolve: (id: string) => string,
+): AliasFigures {
   // title → surface key → id → count
   const byTitle = new Map<string, Map<string, Map<string, number>>>();
   // id → title → surfaces
@@ -210,10 +323,11 @@ function aliasResolution(items: readonly CurrentEventItem[], marked: readonly Ma
     for (const m of marked[i]!.mentions) {
       const link = item.links.find((l: LinkedSpan) => same(m, l));
       if (link === undefined) continue;
-      record(byTitle, link.title, entityKey(m.surface), m);
-      const titles = byId.get(m.entity_id) ?? new Map<string, Set<string>>();
+      const id = resolve(m.entity_id);
+      record(byTitle, link.title, entityKey(m.surface), id);
+      const titles = byId.get(id) ?? new Map<string, Set<string>>();
       titles.set(link.title, (titles.get(link.title) ?? new Set()).add(m.surface));
-      byId.set(m.entity_id, titles);
+      byId.set(id, titles);
     }
   });
   let mentions = 0;
@@ -265,15 +379,10 @@ function aliasResolution(items: readonly CurrentEventItem[], marked: readonly Ma
   };
 }
 
-function record(
-  byTitle: Map<string, Map<string, Map<string, number>>>,
-  title: string,
-  key: string,
-  m: MentionSpan,
-): void {
+function record(byTitle: Map<string, Map<string, Map<string, number>>>, title: string, key: string, id: string): void {
   const forms = byTitle.get(title) ?? new Map<string, Map<string, number>>();
   const ids = forms.get(key) ?? new Map<string, number>();
-  ids.set(m.entity_id, (ids.get(m.entity_id) ?? 0) + 1);
+  ids.set(id, (ids.get(id) ?? 0) + 1);
   forms.set(key, ids);
   byTitle.set(title, forms);
 }

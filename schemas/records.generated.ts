@@ -474,6 +474,36 @@ export interface Query {
 }
 
 /**
+ * A decision that this entity is another one under a different name (an acronym, a short form, a
+ * spelling), kept with its evidence so that it can be reviewed and undone.
+ */
+export interface EntityFusion {
+  /** Id of the entity this one is fused into. */
+  into: string;
+  /**
+   * What decided it: acronym, short_form, alias, spelling, or operator (a person fused or unfused
+   * it by hand).
+   */
+  rule: string;
+  /**
+   * Strength of the evidence in [0, 1] (the name similarity for spelling; 1 for the exact rules).
+   */
+  score: number;
+  /** The evidence in words, for people reviewing the merge. */
+  evidence: string;
+  /**
+   * Publication time of the article that led to the decision (wall-clock time for an operator's),
+   * UTC milliseconds since the epoch.
+   */
+  decided_at: number;
+  /**
+   * True when the fusion was undone: the entity stands on its own again and is not fused by a rule
+   * again.
+   */
+  revoked: boolean;
+}
+
+/**
  * One entity of the entity registry: compacted topic entity.registry, keyed by id. Markup replicas
  * rebuild the registry from this topic on start and merge what other replicas learn; merging is
  * idempotent and order-free, so the log can be replayed in any order.
@@ -504,6 +534,11 @@ export interface RegistryEntity {
    * an approximate popularity.
    */
   mentions: number;
+  /**
+   * Set when the entity was fused into another: mentions of it are then counted, alerted and found
+   * as that entity. Added in the second version of this schema; null when written by the first.
+   */
+  fusion: EntityFusion | null;
 }
 
 /** The symbols of {@link SpikeGranularity}, in schema order. */

@@ -19,16 +19,38 @@
  *    entity that has one of the cluster's surfaces as an alias; else a new entity.
  * Ids come from names only, so same-named entities of different types ("Jordan") share an id.
  * The registry grows with every new name; it does not evict (compaction keeps one record per id).
+ *
+ * Fusion (entity-fusion.ts) repairs what linking could not know yet: when a new entity arrives, an
+ * existing entity that is its acronym, its one short form or a surface its article used for it is
+ * fused into it, and a new name that is a spelling of one existing entity is fused into that one.
+ * A fused entity keeps its own record (aliases, mentions) with the decision and its evidence;
+ * `link` returns the id it is fused into, and revoking the decision makes it stand alone again.
  */
 import type { EntityType, RegistryEntity } from '../../schemas/records.generated.js';
 import { entityIdFor, entityKey, keyTokens } from './entity-id.js';
+import { LEGAL_SUFFIXES } from './entity-vocabulary.js';
 import { acronymLetters, crossDocumentShortForm, initials } from './resolve-coreferences.js';
+import {
+  activeFusion,
+  DEFAULT_SPELLING_THRESHOLD,
+  preferredFusion,
+  sameFusion,
+  spellingBlock,
+  spellingsAgree,
+  type EntityFusion,
+  type FusionRule,
+} from './entity-fusion.js';
 
 export type { RegistryEntity } from '../../schemas/records.generated.js';
 
 export interface EntityRegistryOptions {
   /** Most aliases kept per entity, the canonical name included; default 32. */
   maxAliasesPerEntity?: number;
+  /**
+   * Least name similarity for fusing a new name into an existing entity as a spelling of it;
+   * default DEFAULT_SPELLING_THRESHOLD. `false` turns fusion off (linking rules only).
+   */
+  fusion?: { spellingThreshold?: number } | false;
 }
 
 export interface ClusterToLink {
@@ -44,6 +66,8 @@ export interface LinkedEntity {
 }
 
 const DEFAULT_MAX_ALIASES = 32;
+/** Longest chain of fusions followed; decisions never make a longer one, and a cycle stops here. */
+const MAX_FUSION_HOPS = 8;
 /** Fixed order used to settle a type both records state differently: any total order makes merges order-free. */
 const TYPE_RANK: Readonly<Record<EntityType, number>> = {
   OTHER: 0,
@@ -55,6 +79,7 @@ const TYPE_RANK: Readonly<Record<EntityType, number>> = {
 
 export class EntityRegistry {
   readonly #maxAliases: number;
+  readonly #spellingThreshold: number | undefined;
   readonly #byId = new Map<string, RegistryEntity>();
   /** Alias key → ids of the entities that have it. */
   readonly #byAlias = new Map<string, Set<string>>();
@@ -62,12 +87,22 @@ export class EntityRegistry {
   readonly #byInitials = new Map<string, Set<string>>();
   /** Cross-document short forms of canonical names ("rubio" → Marco Rubio, "apple" → Apple Inc.). */
   readonly #byShortForm = new Map<string, Set<string>>();
+  /** Spelling blocks of canonical names (see spellingBlock) → ids: where a new name's spellings are. */
+  readonly #bySpelling = new Map<string, Set<string>>();
   readonly #changed = new Set<string>();
+  readonly #fusionOn: boolean;
 
   constructor(entities?: Iterable<RegistryEntity>, options: EntityRegistryOptions = {}) {
     const max = options.maxAliasesPerEntity ?? DEFAULT_MAX_ALIASES;
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxAliasesPerEntity must be a positive integer`);
     this.#maxAliases = max;
+    const threshold =
+      options.fusion === false ? undefined : (options.fusion?.spellingThreshold ?? DEFAULT_SPELLING_THRESHOLD);
+    if (threshold !== undefined && !(threshold > 0 && threshold <= 1)) {
+      throw new RangeError('fusion.spellingThreshold must be in (0, 1]');
+    }
+    this.#spellingThreshold = threshold;
+    this.#fusionOn = options.fusion !== false;
     if (entities !== undefined) for (const entity of entities) this.apply(entity);
     this.#changed.clear();
   }
@@ -80,7 +115,7 @@ export class EntityRegistry {
   link(clusters: readonly ClusterToLink[], seenAt: number): LinkedEntity[] {
     const ids = clusters.map((cluster) => this.#resolve(cluster));
     const counted = new Set<string>();
-    return clusters.map((cluster, i) => {
+    const linked = clusters.map((cluster, i) => {
       const id = ids[i]!;
       const existing = this.#byId.get(id);
       const firstInDocument = !counted.has(id);
@@ -93,10 +128,53 @@ export class EntityRegistry {
         first_seen_at: seenAt,
         last_seen_at: seenAt,
         mentions: (existing?.mentions ?? 0) + (firstInDocument ? 1 : 0),
+        fusion: null,
       };
       const merged = this.#merge(update);
-      return { id, name: merged.name, type: merged.type };
+      if (existing === undefined && this.#fusionOn) this.#fuseNewcomer(merged, cluster, seenAt);
+      return id;
     });
+    // Each mention is reported as the entity it is fused into (decided above or before).
+    return linked.map((id) => {
+      const root = this.#byId.get(this.canonicalId(id))!;
+      return { id: root.id, name: root.name, type: root.type };
+    });
+  }
+
+  /**
+   * The entity `id` stands for: itself, or the end of its chain of fusions in force (a missing or
+   * cyclic chain stops at the last entity known).
+   */
+  canonicalId(id: string): string {
+    let current = id;
+    const seen = new Set<string>([id]);
+    for (let hop = 0; hop < MAX_FUSION_HOPS; hop++) {
+      const into = activeFusion(this.#byId.get(current)?.fusion)?.into;
+      if (into === undefined || seen.has(into) || !this.#byId.has(into)) return current;
+      seen.add(into);
+      current = into;
+    }
+    return current;
+  }
+
+  /**
+   * An operator's fusion of `id` into `into` (reversible by `revokeFusion`). Refused when either is
+   * unknown or when it would close a cycle.
+   */
+  fuse(id: string, into: string, at: number, evidence = 'fused by an operator'): void {
+    if (!this.#byId.has(id) || !this.#byId.has(into))
+      throw new RangeError(`unknown entity ${!this.#byId.has(id) ? id : into}`);
+    if (this.canonicalId(into) === id || id === into)
+      throw new RangeError(`fusing ${id} into ${into} would make a cycle`);
+    this.#setFusion(id, { into, rule: 'operator', score: 1, evidence, decided_at: at, revoked: false });
+  }
+
+  /** Undoes the fusion of `id`: it stands on its own again, and no rule fuses it again. */
+  revokeFusion(id: string, at: number, evidence = 'unfused by an operator'): void {
+    const entity = this.#byId.get(id);
+    if (entity === undefined) throw new RangeError(`unknown entity ${id}`);
+    const into = entity.fusion?.into ?? id;
+    this.#setFusion(id, { into, rule: 'operator', score: 1, evidence, decided_at: at, revoked: true });
   }
 
   has(id: string): boolean {
@@ -108,11 +186,14 @@ export class EntityRegistry {
     return entity === undefined ? undefined : copy(entity);
   }
 
-  /** Entities that have this surface (compared by key) as an alias: for query-time entity linking. */
+  /**
+   * Entities that have this surface (compared by key) as an alias, each as the entity it is fused
+   * into: for query-time entity linking.
+   */
   lookupAlias(surface: string): RegistryEntity[] {
     const ids = this.#byAlias.get(entityKey(surface));
     if (ids === undefined) return [];
-    return [...ids]
+    return [...new Set([...ids].map((id) => this.canonicalId(id)))]
       .sort()
       .map((id) => this.#byId.get(id))
       .filter((e): e is RegistryEntity => e !== undefined)
@@ -169,6 +250,96 @@ export class EntityRegistry {
   /** The registry as plain records: `new EntityRegistry(JSON.parse(JSON.stringify(r)))` restores it. */
   toJSON(): RegistryEntity[] {
     return [...this.entities()];
+  }
+
+  /**
+   * Fusions a new entity brings: existing entities it is the full form of (their acronym, their one
+   * short form, a surface its own article used for it) are fused into it; or it is fused, as a
+   * spelling, into the one existing entity of its type whose name it nearly is.
+   */
+  #fuseNewcomer(entity: RegistryEntity, cluster: ClusterToLink, at: number): void {
+    const absorb = (id: string, rule: FusionRule, evidence: string): void => {
+      const other = this.#byId.get(id);
+      if (other === undefined || other.fusion !== null || id === entity.id) return;
+      // Types must agree: an untyped name ("Houthi", "Women") is too often something else than the
+      // person or team it is the last word of. Only an acronym, typed by nothing, may be OTHER.
+      const typesAgree = other.type === entity.type || (rule === 'acronym' && other.type === 'OTHER');
+      if (!typesAgree || this.canonicalId(entity.id) === id) return;
+      this.#setFusion(id, { into: entity.id, rule, score: 1, evidence, decided_at: at, revoked: false });
+    };
+    const letters = initials(entity.name);
+    // A company's initials count its legal suffix ("AI" for "Apple Inc."): nobody abbreviates it so.
+    const suffixed = LEGAL_SUFFIXES.has(keyTokens(entity.name).at(-1) ?? '');
+    if (letters !== undefined && !suffixed && this.#byInitials.get(letters)?.size === 1) {
+      const acronym = this.#byId.get(entityIdFor(letters));
+      if (acronym !== undefined && acronymLetters(acronym.name) === letters) {
+        absorb(acronym.id, 'acronym', `"${acronym.name}" is the initials of "${entity.name}"`);
+      }
+    }
+    const short = crossDocumentShortForm(keyTokens(entity.name), entity.type);
+    if (short !== undefined && this.#byShortForm.get(short)?.size === 1) {
+      const shortened = this.#byId.get(entityIdFor(short));
+      if (
+        shortened !== undefined &&
+        entityKey(shortened.name) === short &&
+        this.#aliasedBy(short, entity.type).every((id) => id === shortened.id || id === entity.id)
+      ) {
+        absorb(
+          shortened.id,
+          'short_form',
+          `"${shortened.name}" is what "${entity.name}" is called for short, and no other known entity`,
+        );
+      }
+    }
+    const nameKey = entityKey(entity.name);
+    for (const surface of cluster.surfaces) {
+      const key = entityKey(surface);
+      if (key === nameKey || wordCount(surface) >= wordCount(entity.name)) continue;
+      const named = this.#byId.get(entityIdFor(surface));
+      if (named === undefined || entityKey(named.name) !== key) continue;
+      // A city named after its country or state ("Guatemala City", "Mexico City") is another place.
+      if (entity.type === 'LOCATION' && nameKey.endsWith(' city') && nameKey.startsWith(`${key} `)) continue;
+      // Only when no other entity goes by the surface: "Trump" once Donald and Melania are both known stays itself.
+      const holders = this.#aliasedBy(surface, entity.type).filter((id) => id !== named.id);
+      if (holders.length === 1 && holders[0] === entity.id) {
+        absorb(named.id, 'alias', `an article called "${entity.name}" "${surface}"`);
+      }
+    }
+    this.#fuseAsSpelling(entity, at);
+  }
+
+  #fuseAsSpelling(entity: RegistryEntity, at: number): void {
+    const threshold = this.#spellingThreshold;
+    const block = spellingBlock(entity.name, entity.type);
+    if (threshold === undefined || block === undefined) return;
+    const roots = new Map<string, { score: number; name: string }>();
+    for (const id of this.#bySpelling.get(block) ?? []) {
+      if (id === entity.id) continue;
+      const other = this.#byId.get(id)!;
+      if (other.type !== entity.type) continue;
+      const score = spellingsAgree(entity.name, other.name, threshold);
+      if (score === undefined) continue;
+      const root = this.canonicalId(id);
+      if (root === entity.id) continue;
+      const best = roots.get(root);
+      if (best === undefined || score > best.score) roots.set(root, { score, name: other.name });
+    }
+    // Two existing entities it could be a spelling of: it may be either, so it is neither.
+    if (roots.size !== 1) return;
+    const [into, { score, name }] = [...roots][0]!;
+    this.#setFusion(entity.id, {
+      into,
+      rule: 'spelling',
+      score: Math.round(score * 1000) / 1000,
+      evidence: `"${entity.name}" is spelled like "${name}"`,
+      decided_at: at,
+      revoked: false,
+    });
+  }
+
+  #setFusion(id: string, fusion: EntityFusion): void {
+    const entity = this.#byId.get(id)!;
+    this.#merge({ ...copy(entity), fusion });
   }
 
   #resolve(cluster: ClusterToLink): string {
@@ -249,6 +420,8 @@ export class EntityRegistry {
     if (letters !== undefined) addTo(this.#byInitials, letters, entity.id);
     const short = crossDocumentShortForm(keyTokens(entity.name), entity.type);
     if (short !== undefined) addTo(this.#byShortForm, short, entity.id);
+    const block = spellingBlock(entity.name, entity.type);
+    if (block !== undefined) addTo(this.#bySpelling, block, entity.id);
     for (const alias of entity.aliases) addTo(this.#byAlias, entityKey(alias), entity.id);
   }
 
@@ -257,6 +430,8 @@ export class EntityRegistry {
     if (letters !== undefined) removeFrom(this.#byInitials, letters, entity.id);
     const short = crossDocumentShortForm(keyTokens(entity.name), entity.type);
     if (short !== undefined) removeFrom(this.#byShortForm, short, entity.id);
+    const block = spellingBlock(entity.name, entity.type);
+    if (block !== undefined) removeFrom(this.#bySpelling, block, entity.id);
     for (const alias of entity.aliases) removeFrom(this.#byAlias, entityKey(alias), entity.id);
   }
 }
@@ -304,6 +479,8 @@ function join(a: RegistryEntity, b: RegistryEntity, max: number): RegistryEntity
     first_seen_at: Math.min(a.first_seen_at, b.first_seen_at),
     last_seen_at: Math.max(a.last_seen_at, b.last_seen_at),
     mentions: Math.max(a.mentions, b.mentions),
+    // Records of the first schema version have no fusion.
+    fusion: preferredFusion(a.fusion ?? null, b.fusion ?? null),
   };
 }
 
@@ -385,11 +562,12 @@ function sameEntity(a: RegistryEntity, b: RegistryEntity): boolean {
     a.first_seen_at === b.first_seen_at &&
     a.last_seen_at === b.last_seen_at &&
     a.mentions === b.mentions &&
+    sameFusion(a.fusion ?? null, b.fusion ?? null) &&
     a.aliases.length === b.aliases.length &&
     a.aliases.every((alias, i) => alias === b.aliases[i])
   );
 }
 
 function copy(entity: RegistryEntity): RegistryEntity {
-  return { ...entity, aliases: [...entity.aliases] };
+  return { ...entity, aliases: [...entity.aliases], fusion: entity.fusion ? { ...entity.fusion } : null };
 }

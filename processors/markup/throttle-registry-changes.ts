@@ -1,3 +1,4 @@
+import { sameFusion } from './entity-fusion.js';
 import type { RegistryEntity } from '../../schemas/records.generated.js';
 
 /** Below this, a later last_seen_at is not worth a changelog record. */
@@ -36,6 +37,8 @@ export class RegistryChangeThrottle {
     const known = this.written.get(entity.id);
     if (known === undefined) return true;
     if (known.name !== entity.name || known.type !== entity.type) return true;
+    // A fusion or its undoing changes what every reader links the entity to.
+    if (!sameFusion(known.fusion ?? null, entity.fusion ?? null)) return true;
     if (entity.first_seen_at < known.first_seen_at) return true;
     const knownAliases = new Set(known.aliases);
     if (entity.aliases.some((alias) => !knownAliases.has(alias))) return true;

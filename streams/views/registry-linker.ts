@@ -23,7 +23,10 @@ export async function followRegistryLinker(
     options.topic ?? TOPICS.registry,
     'RegistryEntity',
     (entity) => {
-      linker.add({ id: entity.id, name: entity.name, aliases: entity.aliases, mentions: entity.mentions });
+      // A fused entity's names link to the entity it was fused into ("IDF" → Israel Defense Forces),
+      // as markup links them since the fusion.
+      const into = entity.fusion && !entity.fusion.revoked ? entity.fusion.into : entity.id;
+      linker.add({ id: into, name: entity.name, aliases: entity.aliases, mentions: entity.mentions });
       directory.put({
         id: entity.id,
         name: entity.name,

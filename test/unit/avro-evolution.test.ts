@@ -27,7 +27,7 @@ const SCHEMA_IDS = {
   MarkedArticle: 'MarkedArticle@5216a3e269bf4e6b',
   Mention: 'Mention@36fd7338223df405',
   Query: 'Query@03fc218fcbcde16c',
-  RegistryEntity: 'RegistryEntity@241ff7d0e960c4ff',
+  RegistryEntity: 'RegistryEntity@9fadbdfb49717cd3',
   SpikeAlert: 'SpikeAlert@a0e95e9f84e517a8',
 } as const;
 const ARTICLE_V1_ID = 'Article@8811f480d75b2b0e';
@@ -41,6 +41,7 @@ const ENTITY_SPIKE_STATE_V1_ID = 'EntitySpikeState@c6108bccf66b0e33';
 const INTERACTION_V1_ID = 'Interaction@23f721409f0eeb33';
 const INTERACTION_V2_ID = 'Interaction@7f703d09656791a4';
 const QUERY_V1_ID = 'Query@7b612d6f98bbdb36';
+const REGISTRY_ENTITY_V1_ID = 'RegistryEntity@241ff7d0e960c4ff';
 
 /** The fixture as a producer on history/Article.1 would have written it. */
 const articleV1 = Object.fromEntries(
@@ -66,6 +67,7 @@ describe('schema ids', () => {
         INTERACTION_V1_ID,
         INTERACTION_V2_ID,
         QUERY_V1_ID,
+        REGISTRY_ENTITY_V1_ID,
       ].sort(),
     );
   });
@@ -243,6 +245,32 @@ describe('Query evolution', () => {
   it('lets a reader still on history/Query.1 read a current Query (forward)', () => {
     const current = encodeRecord('Query', FIXTURES.Query, options);
     expect(decodeWithReaderSchema(QUERY_V1_ID, current.value, current.headers, options)).toEqual(queryV1);
+  });
+});
+
+describe('RegistryEntity evolution', () => {
+  const entityV1 = Object.fromEntries(Object.entries(FIXTURES.RegistryEntity).filter(([field]) => field !== 'fusion'));
+  const fused = {
+    ...FIXTURES.RegistryEntity,
+    fusion: {
+      into: 'ent-karl-otto-lagerfeld',
+      rule: 'short_form',
+      score: 1,
+      evidence: 'an article called "Karl Otto Lagerfeld" "Karl Lagerfeld"',
+      decided_at: Date.UTC(2023, 7, 30),
+      revoked: false,
+    },
+  };
+
+  it('reads a RegistryEntity written with history/RegistryEntity.1 as not fused (backward)', () => {
+    const old = encodeWithSchema(REGISTRY_ENTITY_V1_ID, entityV1, options);
+    expect(decodeRecord('RegistryEntity', old.value, old.headers, options)).toEqual({ ...entityV1, fusion: null });
+  });
+
+  it('round-trips a fused entity, and a reader on history/RegistryEntity.1 reads it without the fusion (forward)', () => {
+    const current = encodeRecord('RegistryEntity', fused, options);
+    expect(decodeRecord('RegistryEntity', current.value, current.headers, options)).toEqual(fused);
+    expect(decodeWithReaderSchema(REGISTRY_ENTITY_V1_ID, current.value, current.headers, options)).toEqual(entityV1);
   });
 });
 

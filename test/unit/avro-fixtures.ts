@@ -224,6 +224,7 @@ const registryEntity: RecordTypes['RegistryEntity'] = {
   first_seen_at: publishedAt - 40 * 86_400_000,
   last_seen_at: publishedAt,
   mentions: 12,
+  fusion: null,
 };
 
 /** One realistic value of every record, all valid as of NOW. */

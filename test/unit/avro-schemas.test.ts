@@ -103,6 +103,7 @@ describe('the schema directory', () => {
       'history/MarkedArticle.1.avsc',
       'history/Mention.1.avsc',
       'history/Query.1.avsc',
+      'history/RegistryEntity.1.avsc',
       'history/SpikeAlert.1.avsc',
       'history/SpikeAlert.2.avsc',
     ]);

@@ -60,6 +60,7 @@ describe('EntityRegistry.link', () => {
         first_seen_at: 1000,
         last_seen_at: 1000,
         mentions: 1,
+        fusion: null,
       },
     ]);
     expect(registry.takeChanges()).toEqual([]);
@@ -170,6 +171,17 @@ describe('EntityRegistry.apply', () => {
       first: fc.integer({ min: 0, max: 1000 }),
       span: fc.integer({ min: 0, max: 1000 }),
       mentions: fc.integer({ min: 0, max: 50 }),
+      fusion: fc.option(
+        fc.record({
+          into: fc.constantFrom(...names.map((n) => entityIdFor(n))),
+          rule: fc.constantFrom('acronym', 'spelling', 'operator'),
+          score: fc.constantFrom(0.85, 1),
+          evidence: fc.constantFrom('one', 'two'),
+          decided_at: fc.integer({ min: 0, max: 3 }),
+          revoked: fc.boolean(),
+        }),
+        { nil: null },
+      ),
     })
     .map((r) => ({
       id: entityIdFor(r.name),
@@ -179,6 +191,7 @@ describe('EntityRegistry.apply', () => {
       first_seen_at: r.first,
       last_seen_at: r.first + r.span,
       mentions: r.mentions,
+      fusion: r.fusion,
     }));
   const stateOf = (records: readonly RegistryEntity[]): RegistryEntity[] => {
     const registry = new EntityRegistry([], { maxAliasesPerEntity: 4 });
@@ -213,6 +226,7 @@ describe('EntityRegistry.apply', () => {
       first_seen_at: 50,
       last_seen_at: 60,
       mentions: 3,
+      fusion: null,
     });
     registry.apply({
       id: 'e-zurich',
@@ -222,6 +236,7 @@ describe('EntityRegistry.apply', () => {
       first_seen_at: 10,
       last_seen_at: 20,
       mentions: 7,
+      fusion: null,
     });
     expect(registry.get('e-zurich')).toEqual({
       id: 'e-zurich',
@@ -231,6 +246,7 @@ describe('EntityRegistry.apply', () => {
       first_seen_at: 10,
       last_seen_at: 60,
       mentions: 7,
+      fusion: null,
     });
   });
 
@@ -244,6 +260,7 @@ describe('EntityRegistry.apply', () => {
       first_seen_at: 1,
       last_seen_at: 2,
       mentions: 1,
+      fusion: null,
     };
     registry.apply(record);
     registry.apply(record);
@@ -285,5 +302,96 @@ describe('EntityRegistry.forgetIdle', () => {
     const [again] = registry.link([cluster('Numbeo', 'ORGANIZATION')], t0 + 41 * DAY);
     expect(again!.id).toBe(entityIdFor('Numbeo'));
     expect(registry.get(again!.id)?.mentions).toBe(1);
+  });
+});
+
+describe('EntityRegistry fusion across documents', () => {
+  it('fuses an acronym met first into its expansion when that arrives, with the evidence, and links it there', () => {
+    const registry = new EntityRegistry();
+    expect(registry.link([cluster('IDF', 'ORGANIZATION')], 1000)[0]!.id).toBe('e-idf');
+    const [full] = registry.link([cluster('Israel Defense Forces', 'ORGANIZATION')], 2000);
+    expect(full!.id).toBe('e-israel-defense-forces');
+    expect(registry.get('e-idf')!.fusion).toEqual({
+      into: 'e-israel-defense-forces',
+      rule: 'acronym',
+      score: 1,
+      evidence: '"IDF" is the initials of "Israel Defense Forces"',
+      decided_at: 2000,
+      revoked: false,
+    });
+    expect(registry.canonicalId('e-idf')).toBe('e-israel-defense-forces');
+    expect(registry.link([cluster('IDF', 'ORGANIZATION')], 3000)[0]).toEqual(full);
+    expect(registry.lookupAlias('IDF').map((e) => e.id)).toEqual(['e-israel-defense-forces']);
+    // The fused entity keeps its own record, so undoing the fusion gives it back as it was.
+    expect(registry.get('e-idf')).toMatchObject({ name: 'IDF', mentions: 1, first_seen_at: 1000 });
+  });
+
+  it('fuses a new spelling into the one entity of its type it nearly is, and not a short or ambiguous name', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Khan Younis', 'LOCATION')], 1000);
+    expect(registry.link([cluster('Khan Yunis', 'LOCATION')], 2000)[0]!.id).toBe('e-khan-younis');
+    expect(registry.get('e-khan-yunis')!.fusion).toMatchObject({ into: 'e-khan-younis', rule: 'spelling' });
+    expect(registry.get('e-khan-yunis')!.fusion!.score).toBeGreaterThanOrEqual(0.8);
+    // Four letters say too little ("Iran" / "Iraq"); another type is another thing.
+    registry.link([cluster('Iran', 'LOCATION')], 1000);
+    expect(registry.link([cluster('Iraq', 'LOCATION')], 2000)[0]!.id).toBe('e-iraq');
+    registry.link([cluster('Marco Rubio', 'PERSON')], 1000);
+    expect(registry.link([cluster('Marco Rubia', 'LOCATION')], 2000)[0]!.id).toBe('e-marco-rubia');
+    // Two established entities it could be a spelling of (learned from the changelog, where no rule
+    // fused them): it is neither.
+    const person = (name: string): RegistryEntity => ({
+      id: entityIdFor(name),
+      name,
+      type: 'PERSON',
+      aliases: [name],
+      first_seen_at: 1000,
+      last_seen_at: 1000,
+      mentions: 1,
+      fusion: null,
+    });
+    const replica = new EntityRegistry([person('Mohammed Salman'), person('Muhammed Salmon')]);
+    expect(replica.link([cluster('Mohammed Salmon', 'PERSON')], 2000)[0]!.id).toBe('e-mohammed-salmon');
+    expect(replica.get('e-mohammed-salmon')!.fusion).toBeNull();
+  });
+
+  it('does not take a company’s initials for an acronym, nor a country for the city named after it', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('AI', 'OTHER')], 1000);
+    registry.link([cluster('Apple Inc.', 'ORGANIZATION')], 2000);
+    expect(registry.get('e-ai')!.fusion).toBeNull();
+    registry.link([cluster('Guatemala', 'LOCATION')], 1000);
+    registry.link([cluster('Guatemala City', 'LOCATION', 'Guatemala City', 'Guatemala')], 2000);
+    expect(registry.get('e-guatemala')!.fusion).toBeNull();
+  });
+
+  it('undoes a fusion for good: the acronym stands alone again and no rule fuses it again', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('ICC', 'ORGANIZATION')], 1000);
+    registry.link([cluster('International Cricket Council', 'ORGANIZATION')], 2000);
+    expect(registry.canonicalId('e-icc')).toBe('e-international-cricket-council');
+    registry.revokeFusion('e-icc', 5000);
+    expect(registry.canonicalId('e-icc')).toBe('e-icc');
+    expect(registry.get('e-icc')!.fusion).toMatchObject({ rule: 'operator', revoked: true });
+    // A replica that only saw the rule's decision agrees once it reads the revocation, in any order.
+    const replica = new EntityRegistry();
+    for (const entity of [...registry.entities()].reverse()) replica.apply(entity);
+    replica.apply({
+      ...registry.get('e-icc')!,
+      fusion: { ...registry.get('e-icc')!.fusion!, rule: 'acronym', revoked: false, decided_at: 2000 },
+    });
+    expect(replica.canonicalId('e-icc')).toBe('e-icc');
+    // An operator may fuse it again later, and fusing into itself or in a circle is refused.
+    registry.fuse('e-icc', 'e-international-cricket-council', 6000);
+    expect(registry.canonicalId('e-icc')).toBe('e-international-cricket-council');
+    expect(() => registry.fuse('e-international-cricket-council', 'e-icc', 7000)).toThrow(/cycle/);
+    expect(() => registry.fuse('e-icc', 'e-nobody', 7000)).toThrow(/unknown/);
+  });
+
+  it('links rules only when fusion is turned off', () => {
+    const registry = new EntityRegistry([], { fusion: false });
+    registry.link([cluster('IDF', 'ORGANIZATION')], 1000);
+    registry.link([cluster('Israel Defense Forces', 'ORGANIZATION')], 2000);
+    expect(registry.get('e-idf')!.fusion).toBeNull();
+    expect(() => new EntityRegistry([], { fusion: { spellingThreshold: 1.5 } })).toThrow(RangeError);
   });
 });

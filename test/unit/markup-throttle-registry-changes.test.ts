@@ -11,6 +11,7 @@ const base: RegistryEntity = {
   first_seen_at: Date.UTC(2025, 2, 3),
   last_seen_at: Date.UTC(2025, 2, 3),
   mentions: 3,
+  fusion: null,
 };
 
 describe('RegistryChangeThrottle', () => {
@@ -24,6 +25,19 @@ describe('RegistryChangeThrottle', () => {
     expect(throttle.select([renamed])).toEqual([renamed]);
     const earlier = { ...renamed, first_seen_at: base.first_seen_at - 1 };
     expect(throttle.select([earlier])).toEqual([earlier]);
+    const fusion = {
+      into: 'e-maria-lindqvist-berg',
+      rule: 'short_form',
+      score: 1,
+      evidence: 'one person by that name',
+      decided_at: base.first_seen_at,
+      revoked: false,
+    };
+    const fused = { ...earlier, fusion };
+    expect(throttle.select([fused])).toEqual([fused]);
+    const unfused = { ...fused, fusion: { ...fusion, rule: 'operator', revoked: true } };
+    expect(throttle.select([unfused])).toEqual([unfused]);
+    expect(throttle.select([{ ...unfused, mentions: 4 }])).toEqual([]);
   });
 
   it('writes counters when last seen moved by an hour or mentions doubled', () => {
