@@ -14,6 +14,18 @@ function plain(vector: Float32Array): number[] {
   return Array.from(vector, (x) => Math.round(x * 1e7) / 1e7);
 }
 
+/**
+ * Every distinct time a chunk was reported, ascending, the first its own `t`: dedupe merges each
+ * near-duplicate's article into the survivor's provenance, so a story reported again on later days
+ * keeps all of them (NEON §2.1). A merged report with a time before `t` (a duplicate that reached
+ * dedupe after the survivor although published earlier) counts as of `t`: the document is stored in
+ * the month of `t`, and searches rely on no report preceding it when they skip months.
+ */
+export function chunkReportTimes(chunk: Chunk): number[] {
+  const later = chunk.provenance.map((p) => p.published_at).filter((t) => t > chunk.t);
+  return [chunk.t, ...new Set(later)].sort((a, b) => a - b);
+}
+
 export function chunkDocument(chunk: Chunk, vector: Float32Array, model: string, now: number): Record<string, unknown> {
   const own = chunk.provenance.find((p) => p.article_id === chunk.article_id) ?? chunk.provenance[0];
   return {
@@ -24,6 +36,8 @@ export function chunkDocument(chunk: Chunk, vector: Float32Array, model: string,
     marked_text: chunk.marked_text,
     published_at: chunk.t,
     published_day: publishedDay(chunk.t),
+    // What time filters and temporal ranking read: a report inside a window finds the chunk there.
+    reported_at: chunkReportTimes(chunk),
     article_id: chunk.article_id,
     chunk_index: chunk.index,
     entity_ids: chunk.entity_ids,
@@ -51,6 +65,8 @@ export function interactionDocument(
     text: interaction.text,
     published_at: interaction.t,
     published_day: publishedDay(interaction.t),
+    // One report: written the same way as a chunk's, so both datastores filter both kinds alike.
+    reported_at: [interaction.t],
     subject_id: interaction.subject_id,
     subject_name: interaction.subject_name,
     object_id: interaction.object_id,

@@ -29,6 +29,11 @@ export interface Candidate {
   id: string;
   /** Relevance to the question: the fused dense and lexical score (larger is better). */
   score: number;
+  /**
+   * The candidate's time for every temporal ranking here: for a story reported more than once (a
+   * deduplicated chunk), its latest report that the request's time bounds allow (as of t_q, inside
+   * the window), so one reported again yesterday is as recent as yesterday (see `retrieve.ts`).
+   */
   published_at: number;
 }
 
@@ -48,7 +53,10 @@ export function dayOf(t: number): number {
   return Math.floor(t / DAY_MS);
 }
 
-/** Inclusive [from, to] bounds on the publication time implied by the constraint and the as-of rule. */
+/**
+ * Inclusive [from, to] bounds on the publication time implied by the constraint and the as-of rule.
+ * A document passes them when any one of its report times does.
+ */
 export function timeFilter(request: SearchRequest): { from?: number; to?: number } {
   let from: number | undefined;
   let to: number | undefined = request.includeFuture ? undefined : request.tq;

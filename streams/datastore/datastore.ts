@@ -5,6 +5,7 @@
  * (`embedded-datastore.ts`). The same conformance tests run against both
  * (`test/harness/datastore-conformance.ts`), so a strategy means the same thing on either.
  */
+import { DEFAULT_DEDUPE_WINDOW_MS } from '../../processors/dedupe/drop-near-duplicates.js';
 import { DAY_MS } from '../../processors/query/rank-candidates.js';
 import type { DatastoreKind, EmbeddingSpec } from '../elasticsearch/datastore-templates.js';
 import type { IndexRequest } from '../elasticsearch/elasticsearch-bulk-sink.js';
@@ -18,8 +19,19 @@ export interface StoredDocument {
   id: string;
   kind: 'interaction' | 'chunk';
   text: string;
-  /** ms since the epoch (Elasticsearch may give it back as a string; implementations convert). */
+  /**
+   * ms since the epoch (Elasticsearch may give it back as a string; implementations convert): the
+   * first report, which also names the document's monthly index.
+   */
   published_at: number;
+  /**
+   * Every distinct time the content was reported, ascending, the first equal to `published_at`: a
+   * deduplicated chunk's survivor is reported again by each near-duplicate merged into it (NEON §2.1).
+   * Absent on documents indexed before the field existed: they were reported at `published_at` only.
+   */
+  reported_at?: number[];
+  /** Chunks: every article that carried the content, with its URL and time (for citing a later report). */
+  provenance?: { article_id: string; url: string; published_at: number }[];
   urls?: string[];
   entity_ids?: string[];
   /** Chunks: the headline of their article. */
@@ -43,25 +55,32 @@ export interface ScoredDocument {
   score: number;
 }
 
-/** Conjunctive filters; every bound is inclusive. Days are `YYYY-MM-DD` (UTC). */
+/**
+ * Conjunctive filters; every bound is inclusive. Days are `YYYY-MM-DD` (UTC). The time conditions
+ * (`publishedFrom`, `publishedTo`, `day`, `days`) together allow a set of instants (see
+ * `timeIntervals`); a document passes them when any one of its report times (`reported_at`, or
+ * `published_at` where it has none) lies in that set, so a story reported again inside a window is
+ * found there even though it was first reported before it.
+ */
 export interface DocumentFilter {
   publishedFrom?: number;
   publishedTo?: number;
   day?: string;
-  /** `published_day` within [from, to], without `except`. */
+  /** A report time on a day within [from, to], other than `except`. */
   days?: { from: string; to: string; except?: string };
   entityId?: string;
   ids?: readonly string[];
 }
 
+const dayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+
 /**
- * The earliest and latest publish time (ms, inclusive; ±Infinity where open) a filter lets through, so
- * that whole monthly indices outside them can be skipped.
+ * The earliest and latest report time (ms, inclusive; ±Infinity where open) a filter lets through.
+ * Monthly indices are chosen with `monthBounds`, which widens this for later reports.
  */
 export function timeBounds(filter: DocumentFilter): { from: number; to: number } {
   let from = -Infinity;
   let to = Infinity;
-  const dayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);
   if (filter.publishedFrom !== undefined) from = Math.max(from, filter.publishedFrom);
   if (filter.publishedTo !== undefined) to = Math.min(to, filter.publishedTo);
   if (filter.day !== undefined) {
@@ -73,6 +92,84 @@ export function timeBounds(filter: DocumentFilter): { from: number; to: number }
     to = Math.min(to, dayStart(filter.days.to) + DAY_MS - 1);
   }
   return { from, to };
+}
+
+/**
+ * How long after a document's first report (`published_at`, which names its monthly index) it can be
+ * reported again. A survivor gains a report only from a near-duplicate decided while the survivor is
+ * still in the dedupe window (near-duplicate-index.ts: `advance` to the duplicate's time first, then
+ * only entries with t ≥ that time − windowMs are compared), so its later reports are at most one
+ * window after its own time. The pipeline runs dedupe with the default window; a deployment that
+ * widened it would widen this too. Reports carried by a duplicate that arrived late with an earlier
+ * time are indexed as of the survivor's time (see `chunkReportTimes`), so none is earlier.
+ */
+export const REPORT_SPREAD_MS = DEFAULT_DEDUPE_WINDOW_MS;
+
+/**
+ * The first-report times (ms, inclusive) a document must have to be able to pass the filter: the
+ * months a search must look in. A survivor is stored in the month of its first report, and a later
+ * report inside the filter's bounds may be up to `REPORT_SPREAD_MS` after it, so the lower bound
+ * moves back by that much; the upper bound stays (no report precedes the first).
+ */
+export function monthBounds(filter: DocumentFilter): { from: number; to: number } {
+  const { from, to } = timeBounds(filter);
+  return { from: from - REPORT_SPREAD_MS, to };
+}
+
+/** An inclusive range of instants, ms; either end may be infinite. */
+export interface TimeInterval {
+  from: number;
+  to: number;
+}
+
+/** Whether the filter says anything about time. */
+export function hasTimeCondition(filter: DocumentFilter): boolean {
+  return (
+    filter.publishedFrom !== undefined ||
+    filter.publishedTo !== undefined ||
+    filter.day !== undefined ||
+    filter.days !== undefined
+  );
+}
+
+/**
+ * The instants the filter's time conditions allow, as disjoint inclusive intervals in ascending
+ * order (empty: none; one unbounded interval when the filter says nothing about time). Bounds and
+ * days intersect; `days.except` cuts its day out. One report time has to satisfy them all, so they
+ * are tested on each report time together, not one condition on one report and another on another.
+ */
+export function timeIntervals(filter: DocumentFilter): TimeInterval[] {
+  const { from, to } = timeBounds(filter);
+  if (from > to) return [];
+  const except = filter.days?.except;
+  if (except === undefined) return [{ from, to }];
+  const cut = { from: dayStart(except), to: dayStart(except) + DAY_MS - 1 };
+  return [
+    { from, to: Math.min(to, cut.from - 1) },
+    { from: Math.max(from, cut.to + 1), to },
+  ].filter((interval) => interval.from <= interval.to);
+}
+
+/**
+ * A document's report times, ascending: `reported_at` with `published_at` (its first, so a document
+ * without `reported_at` has that one), as Elasticsearch's filter asks both fields.
+ */
+export function reportTimes(document: StoredDocument): readonly number[] {
+  return [...new Set([document.published_at, ...(document.reported_at ?? [])])].sort((a, b) => a - b);
+}
+
+/**
+ * The latest of a document's report times that the filter's time conditions allow, undefined when
+ * none does: the time retrieval ranks and cites the document by ("as of t_q", "in March").
+ */
+export function latestReportWithin(document: StoredDocument, filter: DocumentFilter): number | undefined {
+  const intervals = timeIntervals(filter);
+  const times = reportTimes(document);
+  for (let i = times.length - 1; i >= 0; i--) {
+    const t = times[i]!;
+    if (intervals.some((interval) => t >= interval.from && t <= interval.to)) return t;
+  }
+  return undefined;
 }
 
 export interface NearestRequest {
@@ -190,7 +287,11 @@ export interface Datastore {
   lexical(request: LexicalRequest): Promise<ScoredDocument[]>;
   /** Documents that pass the filter, without a vector (timelines, citation look-ups). */
   list(request: ListRequest): Promise<StoredDocument[]>;
-  /** How many documents pass the filter, per UTC day or hour of `published_at` (empty buckets left out). */
+  /**
+   * How many documents pass the filter, per UTC day or hour of `published_at` (empty buckets left
+   * out). Counted once, at their first report: its time conditions apply to `published_at` alone (a
+   * story reported again is not mentioned again: dedupe emits no new mentions for it).
+   */
   histogram(request: HistogramRequest): Promise<HistogramBucket[]>;
   /** Documents held by a datastore. */
   count(kind: DatastoreKind): Promise<number>;

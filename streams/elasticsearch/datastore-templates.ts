@@ -124,6 +124,10 @@ function common(embedding: EmbeddingSpec): Record<string, estypes.MappingPropert
     published_at: { type: 'date' },
     // The calendar day, for NEON's exact-date match (t_d == t_q's day) without time-zone arithmetic.
     published_day: { type: 'date', format: 'strict_date' },
+    // Every time the content was reported (a deduplicated chunk: each merged article's), ascending;
+    // time filters match a document when any of them passes. Added to existing months by
+    // `ensureDatastores`; their older documents, without it, are filtered on published_at.
+    reported_at: { type: 'date' },
     entity_ids: { type: 'keyword' },
     article_ids: { type: 'keyword' },
     urls: { type: 'keyword', index: false },

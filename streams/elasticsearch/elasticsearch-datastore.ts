@@ -8,8 +8,10 @@ import {
 } from './datastore-templates.js';
 import {
   DatastoreUnavailable,
+  hasTimeCondition,
+  monthBounds,
   RetrievalTimeout,
-  timeBounds,
+  timeIntervals,
   type Datastore,
   type DatastoreWriterOptions,
   type DocumentFilter,
@@ -34,6 +36,8 @@ const SOURCE_FIELDS = [
   'title',
   'entity_names',
   'published_at',
+  'reported_at',
+  'provenance',
   'urls',
   'entity_ids',
   'subject_id',
@@ -44,37 +48,70 @@ const SOURCE_FIELDS = [
   'article_ids',
 ];
 
-type Source = Omit<StoredDocument, 'published_at'> & { published_at: number | string };
+type Time = number | string;
+type Source = Omit<StoredDocument, 'published_at' | 'reported_at' | 'provenance'> & {
+  published_at: Time;
+  reported_at?: Time[];
+  provenance?: { article_id: string; url: string; published_at: Time }[];
+};
+
+/** Dates come back as they were written (ms); a string is parsed in case another writer sent one. */
+function ms(time: Time): number {
+  return typeof time === 'number' ? time : Date.parse(time);
+}
 
 function stored(source: Source): StoredDocument {
+  const { reported_at, provenance, ...rest } = source;
   return {
-    ...source,
-    published_at: typeof source.published_at === 'number' ? source.published_at : Date.parse(source.published_at),
+    ...rest,
+    published_at: ms(source.published_at),
+    ...(Array.isArray(reported_at) ? { reported_at: reported_at.map(ms).sort((a, b) => a - b) } : {}),
+    ...(Array.isArray(provenance)
+      ? {
+          provenance: provenance.map((p) => ({
+            article_id: p.article_id,
+            url: p.url,
+            published_at: ms(p.published_at),
+          })),
+        }
+      : {}),
   };
 }
 
-/** The filter as Elasticsearch query clauses (all in filter context: no scoring). */
-export function filterClauses(filter: DocumentFilter): estypes.QueryDslQueryContainer[] {
+/**
+ * The filter's time conditions as one clause: some report time lies in one of the allowed intervals.
+ * A range on the `reported_at` array matches when any of its values does; `published_at` (always one
+ * of them) is asked too, so documents indexed before `reported_at` existed are still found by it.
+ * `first` (histograms) looks at the first report alone. Undefined when the filter says nothing of time.
+ */
+function timeClause(filter: DocumentFilter, on: 'reports' | 'first'): estypes.QueryDslQueryContainer | undefined {
+  if (!hasTimeCondition(filter)) return undefined;
+  const range = (field: string, interval: { from: number; to: number }): estypes.QueryDslQueryContainer => ({
+    range: {
+      [field]: {
+        ...(Number.isFinite(interval.from) ? { gte: interval.from } : {}),
+        ...(Number.isFinite(interval.to) ? { lte: interval.to } : {}),
+      },
+    },
+  });
+  const fields = on === 'reports' ? ['reported_at', 'published_at'] : ['published_at'];
+  const should = timeIntervals(filter).flatMap((interval) => fields.map((field) => range(field, interval)));
+  // No interval at all: the bounds contradict each other.
+  return should.length === 0 ? { match_none: {} } : { bool: { should, minimum_should_match: 1 } };
+}
+
+/**
+ * The filter as Elasticsearch query clauses (all in filter context: no scoring). Time conditions
+ * test each report time as a whole (see `timeIntervals`), by default over all of a document's report
+ * times.
+ */
+export function filterClauses(
+  filter: DocumentFilter,
+  on: 'reports' | 'first' = 'reports',
+): estypes.QueryDslQueryContainer[] {
   const clauses: estypes.QueryDslQueryContainer[] = [];
-  if (filter.publishedFrom !== undefined || filter.publishedTo !== undefined) {
-    clauses.push({
-      range: {
-        published_at: {
-          ...(filter.publishedFrom === undefined ? {} : { gte: filter.publishedFrom }),
-          ...(filter.publishedTo === undefined ? {} : { lte: filter.publishedTo }),
-        },
-      },
-    });
-  }
-  if (filter.day !== undefined) clauses.push({ term: { published_day: filter.day } });
-  if (filter.days !== undefined) {
-    clauses.push({
-      bool: {
-        filter: [{ range: { published_day: { gte: filter.days.from, lte: filter.days.to } } }],
-        ...(filter.days.except === undefined ? {} : { must_not: [{ term: { published_day: filter.days.except } }] }),
-      },
-    });
-  }
+  const time = timeClause(filter, on);
+  if (time !== undefined) clauses.push(time);
   if (filter.entityId !== undefined) clauses.push({ term: { entity_ids: filter.entityId } });
   if (filter.ids !== undefined) clauses.push({ terms: { id: [...filter.ids] } });
   return clauses;
@@ -135,9 +172,12 @@ export class ElasticsearchDatastore implements Datastore {
     return datastoreNames(kind, this.prefix).alias;
   }
 
-  /** What a filtered search names: only the months the filter's time bounds reach, where they are bounded. */
+  /**
+   * What a filtered search names: only the months the filter's time bounds reach, where they are
+   * bounded, reaching back far enough for documents first reported earlier (see `monthBounds`).
+   */
   private targets(kinds: readonly DatastoreKind[], filter: DocumentFilter): string {
-    const { from, to } = timeBounds(filter);
+    const { from, to } = monthBounds(filter);
     return kinds
       .flatMap((kind) => monthIndexExpressions(datastoreNames(kind, this.prefix), from, to) ?? [this.alias(kind)])
       .join(',');
@@ -262,7 +302,7 @@ export class ElasticsearchDatastore implements Datastore {
   async histogram(request: HistogramRequest): Promise<HistogramBucket[]> {
     const response = await this.search<unknown>([request.kind], request.filter, request.timeoutMs, {
       size: 0,
-      query: { bool: { filter: filterClauses(request.filter) } },
+      query: { bool: { filter: filterClauses(request.filter, 'first') } },
       aggs: {
         buckets: {
           date_histogram: { field: 'published_at', calendar_interval: request.granularity, min_doc_count: 1 },

@@ -1,5 +1,4 @@
 import MiniSearch from 'minisearch';
-import { publishedDay } from '../../processors/index/index-documents.js';
 import { analyseWords } from '../../processors/query/analyse-words.js';
 import {
   datastoreNames,
@@ -12,7 +11,10 @@ import {
 import {
   type Datastore,
   type DatastoreWriterOptions,
-  timeBounds,
+  monthBounds,
+  reportTimes,
+  timeIntervals,
+  type TimeInterval,
   type DocumentFilter,
   type HistogramBucket,
   type HistogramRequest,
@@ -36,7 +38,8 @@ const DAY_MS = 24 * HOUR_MS;
 
 interface Entry {
   document: StoredDocument;
-  day: string;
+  /** Its report times, ascending (`reported_at`, or `published_at` for a document without it). */
+  times: readonly number[];
   /** Unit length, so a dot product is the cosine. */
   vector: Float32Array;
 }
@@ -62,15 +65,24 @@ function dot(a: Float32Array, b: Float32Array): number {
   return sum;
 }
 
-function passes(entry: Entry, filter: DocumentFilter): boolean {
-  const t = entry.document.published_at;
-  if (filter.publishedFrom !== undefined && t < filter.publishedFrom) return false;
-  if (filter.publishedTo !== undefined && t > filter.publishedTo) return false;
-  if (filter.day !== undefined && entry.day !== filter.day) return false;
-  if (filter.days !== undefined) {
-    const { from, to, except } = filter.days;
-    if (entry.day < from || entry.day > to || entry.day === except) return false;
-  }
+/**
+ * A filter made ready for testing many entries: its time conditions as intervals (`timeIntervals`),
+ * tested on every report time (Elasticsearch's range on an array field) or, for histograms, on the
+ * first alone.
+ */
+interface Test {
+  filter: DocumentFilter;
+  intervals: readonly TimeInterval[];
+  on: 'reports' | 'first';
+}
+
+function test(filter: DocumentFilter, on: Test['on'] = 'reports'): Test {
+  return { filter, intervals: timeIntervals(filter), on };
+}
+
+function passes(entry: Entry, { filter, intervals, on }: Test): boolean {
+  const times = on === 'first' ? [entry.document.published_at] : entry.times;
+  if (!times.some((t) => intervals.some((interval) => t >= interval.from && t <= interval.to))) return false;
   if (filter.entityId !== undefined && !(entry.document.entity_ids ?? []).includes(filter.entityId)) return false;
   if (filter.ids !== undefined && !filter.ids.includes(entry.document.id)) return false;
   return true;
@@ -105,6 +117,20 @@ function text(value: unknown): string | undefined {
 
 function strings(value: unknown): string[] | undefined {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : undefined;
+}
+
+/** A chunk's provenance as retrieval reads it back (what `_source` holds on Elasticsearch). */
+function provenanceOf(value: unknown): StoredDocument['provenance'] {
+  if (!Array.isArray(value)) return undefined;
+  return value.flatMap((p: unknown) => {
+    const entry = p as Record<string, unknown> | null;
+    const article = text(entry?.['article_id']);
+    const url = text(entry?.['url']);
+    const at = entry?.['published_at'];
+    return article !== undefined && url !== undefined && typeof at === 'number'
+      ? [{ article_id: article, url, published_at: at }]
+      : [];
+  });
 }
 
 /**
@@ -158,15 +184,29 @@ export class EmbeddedDatastore implements Datastore {
     return [...this.indices.keys()].filter((index) => monthOfIndex(names, index) !== undefined).sort();
   }
 
-  /** The entries of the months a filter can match. */
-  private *candidates(kinds: readonly DatastoreKind[], filter: DocumentFilter): Iterable<Entry> {
-    const bounds = timeBounds(filter);
+  /**
+   * The monthly indices a filter can match: those holding first reports within `monthBounds`, the
+   * same months the Elasticsearch datastore names.
+   */
+  private monthsFor(kind: DatastoreKind, filter: DocumentFilter): string[] {
+    const bounds = monthBounds(filter);
+    const names = datastoreNames(kind, this.prefix);
+    return this.monthsOf(kind).filter((index) => {
+      const month = monthOfIndex(names, index)!;
+      return monthEnd(month) > bounds.from && month <= bounds.to;
+    });
+  }
+
+  /** The entries of the months a filter can match that pass it. */
+  private *candidates(
+    kinds: readonly DatastoreKind[],
+    filter: DocumentFilter,
+    on: Test['on'] = 'reports',
+  ): Iterable<Entry> {
+    const tested = test(filter, on);
     for (const kind of kinds) {
-      const names = datastoreNames(kind, this.prefix);
-      for (const index of this.monthsOf(kind)) {
-        const month = monthOfIndex(names, index)!;
-        if (monthEnd(month) <= bounds.from || month > bounds.to) continue;
-        for (const entry of this.indices.get(index)!.values()) if (passes(entry, filter)) yield entry;
+      for (const index of this.monthsFor(kind, filter)) {
+        for (const entry of this.indices.get(index)!.values()) if (passes(entry, tested)) yield entry;
       }
     }
   }
@@ -189,18 +229,15 @@ export class EmbeddedDatastore implements Datastore {
 
   lexical(request: LexicalRequest): Promise<ScoredDocument[]> {
     if (analyseWords(request.text).length === 0) return Promise.resolve([]);
-    const bounds = timeBounds(request.filter);
+    const tested = test(request.filter);
     const found: ScoredDocument[] = [];
     for (const kind of request.kinds) {
-      const names = datastoreNames(kind, this.prefix);
-      for (const index of this.monthsOf(kind)) {
-        const month = monthOfIndex(names, index)!;
-        if (monthEnd(month) <= bounds.from || month > bounds.to) continue;
+      for (const index of this.monthsFor(kind, request.filter)) {
         const entries = this.indices.get(index)!;
         const hits = this.lexicalIndices.get(index)?.search(request.text, {
           filter: (hit) => {
             const entry = entries.get(String(hit.id));
-            return entry !== undefined && passes(entry, request.filter);
+            return entry !== undefined && passes(entry, tested);
           },
         });
         for (const hit of hits ?? []) {
@@ -224,7 +261,7 @@ export class EmbeddedDatastore implements Datastore {
   histogram(request: HistogramRequest): Promise<HistogramBucket[]> {
     const size = request.granularity === 'day' ? DAY_MS : HOUR_MS;
     const counts = new Map<number, number>();
-    for (const entry of this.candidates([request.kind], request.filter)) {
+    for (const entry of this.candidates([request.kind], request.filter, 'first')) {
       const start = Math.floor(entry.document.published_at / size) * size;
       counts.set(start, (counts.get(start) ?? 0) + 1);
     }
@@ -266,6 +303,14 @@ export class EmbeddedDatastore implements Datastore {
     if (!(values as number[]).some((x) => x !== 0)) refuse('a cosine vector must not be all zeros');
     const publishedAt = doc['published_at'];
     if (typeof publishedAt !== 'number' || !Number.isFinite(publishedAt)) refuse('published_at must be a date');
+    const reportedAt = doc['reported_at'];
+    if (
+      reportedAt !== undefined &&
+      !(Array.isArray(reportedAt) && reportedAt.every((x) => typeof x === 'number' && Number.isFinite(x)))
+    ) {
+      refuse('reported_at must be dates');
+    }
+    const provenance = provenanceOf(doc['provenance']);
     const id = text(doc['id']);
     const documentKind = text(doc['kind']);
     if (id === undefined || (documentKind !== 'chunk' && documentKind !== 'interaction')) refuse('id and kind');
@@ -277,6 +322,8 @@ export class EmbeddedDatastore implements Datastore {
       ...(text(doc['title']) !== undefined ? { title: text(doc['title'])! } : {}),
       ...(strings(doc['entity_names']) ? { entity_names: strings(doc['entity_names'])! } : {}),
       published_at: t,
+      ...(Array.isArray(reportedAt) ? { reported_at: (reportedAt as number[]).slice().sort((a, b) => a - b) } : {}),
+      ...(provenance ? { provenance } : {}),
       ...(strings(doc['urls']) ? { urls: strings(doc['urls'])! } : {}),
       ...(strings(doc['entity_ids']) ? { entity_ids: strings(doc['entity_ids'])! } : {}),
       ...(text(doc['subject_id']) !== undefined ? { subject_id: text(doc['subject_id'])! } : {}),
@@ -293,7 +340,7 @@ export class EmbeddedDatastore implements Datastore {
     }
     // `create` keeps the first version (a replay is done, as a 409 on create is for the bulk sink).
     if (request.op === 'create' && index.has(request.id)) return;
-    index.set(request.id, { document: stored, day: publishedDay(t), vector: unit(values as number[]) });
+    index.set(request.id, { document: stored, times: reportTimes(stored), vector: unit(values as number[]) });
     let lexical = this.lexicalIndices.get(request.index);
     if (!lexical) {
       lexical = lexicalIndex();

@@ -25,6 +25,7 @@ import {
 import { datastoreNames, type DatastoreKind } from '../elasticsearch/datastore-templates.js';
 import {
   EmbeddingModelMismatch,
+  latestReportWithin,
   type Datastore,
   type DocumentFilter,
   type StoredDocument,
@@ -160,6 +161,18 @@ function capped(ranked: Ranked<Hit>[], request: SearchRequest): Ranked<Hit>[] {
     perArticle(request),
     request.k,
   );
+}
+
+/**
+ * The URL of the article that reported a document at `t`, when that is a later report than its first
+ * (a near-duplicate merged into a chunk): the citation then shows the report it is dated by. The
+ * first report keeps the document's own link (`urls[0]`, its own article).
+ */
+function reportUrl(source: Source, t: number): string | undefined {
+  if (t === source.published_at) return undefined;
+  return source.provenance
+    ?.filter((p) => p.published_at === t)
+    .sort((a, b) => a.article_id.localeCompare(b.article_id))[0]?.url;
 }
 
 /** Entities followed by a second hop: EventRAG follows a few edges of the graph, not all of them. */
@@ -308,12 +321,17 @@ export class Retriever {
     };
     delete probe.window;
     delete probe.recency;
-    const found = await this.retrieve(probe);
-    const top = found.items[0];
-    return top === undefined ? undefined : Date.parse(top.published_at);
+    // When the event happened is when it was first reported, not the latest report of it.
+    const { ranked } = await this.rank(probe);
+    return ranked[0]?.candidate.source.published_at;
   }
 
   private async retrieve(request: SearchRequest): Promise<RetrievalResult> {
+    return (await this.rank(request)).result;
+  }
+
+  /** Retrieval with the ranked candidates it returned items for. */
+  private async rank(request: SearchRequest): Promise<{ result: RetrievalResult; ranked: Ranked<Hit>[] }> {
     const embedder = this.options.embedder;
     if (embedder === undefined) throw new Error('this retriever was built without an embedder: it cannot search');
     await this.checkModel(embedder);
@@ -391,12 +409,13 @@ export class Retriever {
       ({ ranked, via } = await time('hop', () => this.secondHop(kinds, query, range, first, entities, request.k)));
     }
     const urls = await time('cite', () => this.chunkUrls(ranked.map((r) => r.candidate.source)));
-    return {
+    const result: RetrievalResult = {
       reformulated: text,
       entities,
       items: ranked.map((r) => this.item(r, urls, via.get(r.candidate.id))),
       timings_ms: timings,
     };
+    return { result, ranked };
   }
 
   /**
@@ -465,7 +484,7 @@ export class Retriever {
     const hits: Hit[] = found.map((source) => ({
       id: source.id,
       score: 1,
-      published_at: source.published_at,
+      published_at: latestReportWithin(source, { publishedTo: upTo }) ?? source.published_at,
       words: source.text,
       source,
     }));
@@ -497,6 +516,9 @@ export class Retriever {
   /**
    * The most relevant documents that pass the filter, best first: the nearest vectors and the best
    * BM25 matches, fetched at once and fused, without repeats of a text already found on the same day.
+   * Each hit's time is its latest report time the filter lets through (≤ t_q, inside the window or
+   * ring searched): a story first reported before the window and reported again inside it is ranked
+   * (TempRALM, recency, temporal rings) and cited as of that later report, not its first.
    */
   private async candidates(
     kinds: DatastoreKind[],
@@ -521,7 +543,7 @@ export class Retriever {
         return {
           id,
           score: f.relevance,
-          published_at: source.published_at,
+          published_at: latestReportWithin(source, filter) ?? source.published_at,
           words: source.title ? `${source.title}.\n${source.text}` : source.text,
           source,
           ...(f.dense === undefined ? {} : { dense: f.dense }),
@@ -574,6 +596,7 @@ export class Retriever {
   private item(ranked: Ranked<Hit>, chunkUrls: Map<string, string>, viaEntity?: string): RetrievedItem {
     const s = ranked.candidate.source;
     const url =
+      reportUrl(s, ranked.candidate.published_at) ??
       s.urls?.[0] ??
       (s.kind === 'chunk'
         ? null

@@ -9,7 +9,7 @@ import {
 } from '../../processors/query/search-request.js';
 import { datastoreNames, monthlyIndex } from '../../streams/elasticsearch/datastore-templates.js';
 import type { Chunk, Interaction } from '../../schemas/records.generated.js';
-import type { Datastore } from '../../streams/datastore/datastore.js';
+import type { Datastore, DocumentFilter } from '../../streams/datastore/datastore.js';
 import { DatastoreMismatchError } from '../../streams/elasticsearch/datastores.js';
 import { MonthCompactor } from '../../streams/datastore/month-compactor.js';
 import { StageError } from '../../streams/runtime/stage-error.js';
@@ -91,6 +91,41 @@ const HYBRID_CORPUS: [id: string, cos: number, title: string, text: string, enti
   ['headline', 0.1, 'Grand final tickets sold out', 'Tickets for the match went in minutes.', []],
   ['named', 0.2, 'Sport', 'A new coach was appointed on Monday.', ['Australian Open']],
 ];
+
+/**
+ * A deduplicated chunk (NEON §2.1): first reported on 29 January 2025 (its own article), then by two
+ * near-duplicates merged into it, on 30 January and on 3 February (a month later, within the dedupe
+ * window). It is stored in January, by its first report. A chunk indexed before documents carried
+ * their report times (no `reported_at`) sits beside it. Both are after every other corpus and every
+ * other query time, so the other tests never see them.
+ */
+const SURVIVOR_FIRST = Date.UTC(2025, 0, 29, 10);
+const SURVIVOR_SECOND = Date.UTC(2025, 0, 30, 9);
+const SURVIVOR_LATER = Date.UTC(2025, 1, 3, 8);
+const LEGACY_T = Date.UTC(2025, 0, 28, 15);
+
+function survivorChunk(): Chunk {
+  const own = chunk('survivor', SURVIVOR_FIRST);
+  return {
+    ...own,
+    text: 'Harbour storm closes the ferry port.',
+    provenance: [
+      ...own.provenance,
+      {
+        article_id: 'art-syndicated',
+        url: 'https://wire.example/second',
+        source: 'wire.example',
+        published_at: SURVIVOR_SECOND,
+      },
+      {
+        article_id: 'art-followup',
+        url: 'https://later.example/third',
+        source: 'later.example',
+        published_at: SURVIVOR_LATER,
+      },
+    ],
+  };
+}
 
 function hybridChunk(id: string, title: string, text: string, names: string[]): Chunk {
   const t = HYBRID_TQ - DAY_MS;
@@ -204,6 +239,15 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         }),
       ),
     );
+    await writer.write({
+      index: monthlyIndex(chunks, SURVIVOR_FIRST),
+      id: 'chunk-survivor',
+      document: chunkDocument(survivorChunk(), at(0.9), MODEL, TQ),
+    });
+    // As an earlier version wrote it: no report times.
+    const legacy = chunkDocument(chunk('legacy', LEGACY_T), at(0.85), MODEL, TQ);
+    delete legacy['reported_at'];
+    await writer.write({ index: monthlyIndex(chunks, LEGACY_T), id: 'chunk-legacy', document: legacy });
     await writer.close();
     retriever = new Retriever({ datastore, embedder: queryEmbedder });
   });
@@ -677,6 +721,117 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       });
     });
 
+    describe('a deduplicated chunk reported on several days', () => {
+      const late = ['chunk-survivor', 'chunk-legacy'];
+      /** Which of the two late chunks `list`, `nearest` and `lexical` find under the filter (sorted). */
+      async function found(filter: DocumentFilter): Promise<string[][]> {
+        const ask = { kinds: ['chunks'] as const, k: 20, filter, timeoutMs: 5_000 };
+        const results = await Promise.all([
+          datastore.list({ kind: 'chunks', filter, order: 'newest', limit: 50, timeoutMs: 5_000 }),
+          datastore.nearest({ ...ask, vector: [1, 0, 0, 0] }).then((hits) => hits.map((h) => h.document)),
+          datastore
+            .lexical({ ...ask, text: 'harbour storm ferry chunk legacy doja' })
+            .then((hits) => hits.map((h) => h.document)),
+        ]);
+        return results.map((documents) =>
+          documents
+            .map((d) => d.id)
+            .filter((id) => late.includes(id))
+            .sort(),
+        );
+      }
+      const everywhere = (ids: string[]): string[][] => [ids, ids, ids];
+
+      it('is found by a day or window filter on a later report, in the month after the one it is stored in', async () => {
+        expect(await found({ day: '2025-02-03' })).toEqual(everywhere(['chunk-survivor']));
+        expect(await found({ day: '2025-01-30' })).toEqual(everywhere(['chunk-survivor']));
+        expect(await found({ publishedFrom: Date.UTC(2025, 1, 1), publishedTo: Date.UTC(2025, 1, 10) })).toEqual(
+          everywhere(['chunk-survivor']),
+        );
+        expect(await found({ days: { from: '2025-02-02', to: '2025-02-05' } })).toEqual(everywhere(['chunk-survivor']));
+      });
+
+      it('is not found before its first report, nor on a day nobody reported it', async () => {
+        expect(await found({ day: '2025-01-28' })).toEqual(everywhere(['chunk-legacy']));
+        expect(await found({ day: '2025-02-01' })).toEqual(everywhere([]));
+        expect(await found({ publishedTo: SURVIVOR_FIRST - 1, publishedFrom: Date.UTC(2025, 0, 1) })).toEqual(
+          everywhere(['chunk-legacy']),
+        );
+        expect(await found({ publishedFrom: SURVIVOR_LATER + 1 })).toEqual(everywhere([]));
+      });
+
+      it('needs one report time to pass every time condition at once', async () => {
+        // Reported on 3 February, but only after 07:00: not as of 07:00 that day.
+        expect(await found({ day: '2025-02-03', publishedTo: SURVIVOR_LATER - HOUR })).toEqual(everywhere([]));
+        // Its report in the ring is on the day left out (the exact day, searched on its own).
+        expect(await found({ days: { from: '2025-02-02', to: '2025-02-05', except: '2025-02-03' } })).toEqual(
+          everywhere([]),
+        );
+        expect(await found({ days: { from: '2025-01-30', to: '2025-02-05', except: '2025-02-03' } })).toEqual(
+          everywhere(['chunk-survivor']),
+        );
+      });
+
+      it('finds documents indexed without report times by their one time', async () => {
+        expect(await found({ days: { from: '2025-01-27', to: '2025-01-28' } })).toEqual(everywhere(['chunk-legacy']));
+        expect(await found({ publishedFrom: LEGACY_T, publishedTo: LEGACY_T })).toEqual(everywhere(['chunk-legacy']));
+        expect(await found({ day: '2025-01-29' })).toEqual(everywhere(['chunk-survivor']));
+      });
+
+      it('reads back every report time, and counts the chunk once, at its first report, in histograms', async () => {
+        const [survivor] = await datastore.list({
+          kind: 'chunks',
+          filter: { ids: ['chunk-survivor'] },
+          order: 'none',
+          limit: 1,
+          timeoutMs: 5_000,
+        });
+        expect(survivor).toMatchObject({
+          published_at: SURVIVOR_FIRST,
+          reported_at: [SURVIVOR_FIRST, SURVIVOR_SECOND, SURVIVOR_LATER],
+        });
+        const byDay = await datastore.histogram({
+          kind: 'chunks',
+          filter: { entityId: 'e-doja-cat', publishedFrom: Date.UTC(2025, 0, 29), publishedTo: Date.UTC(2025, 1, 10) },
+          granularity: 'day',
+          timeoutMs: 5_000,
+        });
+        expect(byDay).toEqual([{ start: Date.UTC(2025, 0, 29), count: 1 }]);
+      });
+
+      it('is ranked and cited as of its latest report within the request’s bounds', async () => {
+        const ask = async (input: Partial<SearchRequestInput>) => {
+          const parsed = parseSearchRequest(
+            { q: 'harbour storm', fusion: 'dense', store: 'chunks', time_words: false, k: 5, ...input },
+            0,
+          );
+          if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+          const items = (await retriever.search(parsed.request)).items;
+          return items.find((item) => item.id === 'chunk-survivor');
+        };
+        // As of 5 February, after 1 February: found by its report of the 3rd, dated and cited by it.
+        expect(
+          await ask({ date: '2025-02-05', strategy: 'tempralm', constraint: 'after', constraint_date: '2025-02-01' }),
+        ).toMatchObject({ published_at: new Date(SURVIVOR_LATER).toISOString(), url: 'https://later.example/third' });
+        // As of 31 January: its second report is the latest there was.
+        expect(await ask({ date: '2025-01-31', strategy: 'generic' })).toMatchObject({
+          published_at: new Date(SURVIVOR_SECOND).toISOString(),
+          url: 'https://wire.example/second',
+        });
+        // As of the day of its first report: its own article.
+        expect(await ask({ date: '2025-01-29', strategy: 'temporal' })).toMatchObject({
+          published_at: new Date(SURVIVOR_FIRST).toISOString(),
+          url: 'https://news.example/survivor',
+          day_distance: 0,
+        });
+        // The exact day of a later report: the temporal strategy finds it there, at distance 0.
+        expect(await ask({ date: '2025-02-03T12:00:00Z', strategy: 'temporal', window_days: 0 })).toMatchObject({
+          published_at: new Date(SURVIVOR_LATER).toISOString(),
+          day_distance: 0,
+        });
+      });
+    });
+
     it('chunks and both stores, with interactions cited by their chunk’s article URL', async () => {
       expect(await ids({ strategy: 'generic', store: 'chunks', k: 2 })).toEqual(['chunk-d', 'chunk-g']);
       expect(await ids({ strategy: 'generic', store: 'both', k: 2 })).toEqual(['d', 'g']);
@@ -737,7 +892,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         { start: TQ - HOUR, count: 1 },
       ]);
       expect(await datastore.count('interactions')).toBe(CORPUS.length + HOP_CORPUS.length);
-      expect(await datastore.count('chunks')).toBe(CORPUS.length + HYBRID_CORPUS.length);
+      expect(await datastore.count('chunks')).toBe(CORPUS.length + HYBRID_CORPUS.length + 2);
       expect(await datastore.embeddingModel('chunks')).toBe(MODEL);
     });
 
