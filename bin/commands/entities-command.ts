@@ -4,6 +4,8 @@ import type { EntityDirectory } from '../../processors/query/entity-directory.js
 import { Retriever, type RetrievedItem } from '../../streams/retrieval/retrieve.js';
 import { ElasticsearchDatastore } from '../../streams/elasticsearch/elasticsearch-datastore.js';
 import { followRegistryLinker } from '../../streams/views/registry-linker.js';
+import { writeFusionDecision, type FusionDecision } from '../../streams/views/registry-fusion-decision.js';
+import { TOPICS } from '../../streams/pipeline/topics.js';
 import { clusterElasticsearch, indexPrefix } from './cluster-services.js';
 import { clusterTransport } from './cluster-transport.js';
 import { formatTable } from './format-table.js';
@@ -230,4 +232,31 @@ export function registerEntitiesCommand(program: Command): void {
         if (mentions.buckets.length === 0) out('no mentions in that period');
       },
     );
+
+  const decide = async (decision: FusionDecision): Promise<void> => {
+    const { transport } = await clusterTransport('neon-entities', process.env, [TOPICS.registry]);
+    try {
+      const entity = await writeFusionDecision(transport, decision);
+      const into = entity.fusion && !entity.fusion.revoked ? ` → ${entity.fusion.into}` : ' stands on its own';
+      out(`${entity.id} (${entity.name})${into}; written to ${TOPICS.registry}`);
+    } catch (error) {
+      if (error instanceof RangeError) throw new UsageError(error.message);
+      throw error;
+    } finally {
+      await transport.close();
+    }
+  };
+
+  entities
+    .command('unfuse')
+    .description('undo the fusion of an entity into another (on Kafka): it stands on its own again, for good')
+    .argument('<id>', 'id of the fused entity')
+    .action((id: string) => decide({ kind: 'unfuse', id }));
+
+  entities
+    .command('fuse')
+    .description('fuse an entity into another by hand (on Kafka); undone with `entities unfuse`')
+    .argument('<id>', 'id of the entity to fuse')
+    .argument('<into>', 'id of the entity it is')
+    .action((id: string, into: string) => decide({ kind: 'fuse', id, into }));
 }
