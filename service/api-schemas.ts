@@ -206,6 +206,12 @@ export const entityJsonSchema = z
     mentions: z.number().int(),
     first_seen: isoTime.nullable(),
     last_seen: isoTime.nullable(),
+    fused_into: z
+      .string()
+      .nullable()
+      .describe(
+        'The entity this one was fused into (an acronym, short form or spelling of it); null when it stands alone.',
+      ),
   })
   .describe('An entity of the registry.');
 

@@ -33,6 +33,7 @@ function entityJson(entity: DirectoryEntity): Record<string, unknown> {
     mentions: entity.mentions,
     first_seen: entity.first_seen_at === null ? null : new Date(entity.first_seen_at).toISOString(),
     last_seen: entity.last_seen_at === null ? null : new Date(entity.last_seen_at).toISOString(),
+    fused_into: entity.fused_into ?? null,
   };
 }
 

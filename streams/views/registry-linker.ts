@@ -35,6 +35,7 @@ export async function followRegistryLinker(
         mentions: entity.mentions,
         first_seen_at: entity.first_seen_at,
         last_seen_at: entity.last_seen_at,
+        fused_into: into === entity.id ? null : into,
       });
     },
     { stage: 'query', purpose: 'query-registry', log: options.log ?? stderrLogger },

@@ -35,3 +35,16 @@ describe('entity directory', () => {
     expect(directory.size).toBe(4);
   });
 });
+
+describe('entity directory with fused entities', () => {
+  it('finds a fused entity as the one it was fused into, listed once, and still by its own id', () => {
+    const directory = new EntityDirectory();
+    directory.put(entity('e-volodymyr-zelenskyy', 'Volodymyr Zelenskyy', 11, ['Zelenskyy']));
+    directory.put({ ...entity('e-volodymyr-zelensky', 'Volodymyr Zelensky', 1), fused_into: 'e-volodymyr-zelenskyy' });
+    directory.put({ ...entity('e-zelensky-fund', 'Zelensky Fund', 2, [], 'ORGANIZATION'), fused_into: 'e-nowhere' });
+    expect(directory.search('zelensky', 10).map((e) => e.id)).toEqual(['e-zelensky-fund', 'e-volodymyr-zelenskyy']);
+    expect(directory.search('volodymyr zelensky', 10).map((e) => e.id)).toEqual(['e-volodymyr-zelenskyy']);
+    expect(directory.search(undefined, 10).map((e) => e.id)).toEqual(['e-volodymyr-zelenskyy', 'e-zelensky-fund']);
+    expect(directory.get('e-volodymyr-zelensky')?.fused_into).toBe('e-volodymyr-zelenskyy');
+  });
+});
