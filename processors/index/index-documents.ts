@@ -4,6 +4,7 @@
  * overwrites (idempotent on `_id`).
  */
 import type { Chunk, Interaction } from '../../schemas/records.generated.js';
+import { chunkRevision } from '../query/supersede-revisions.js';
 
 export function publishedDay(t: number): string {
   return new Date(t).toISOString().slice(0, 10);
@@ -39,6 +40,8 @@ export function chunkDocument(chunk: Chunk, vector: Float32Array, model: string,
     // What time filters and temporal ranking read: a report inside a window finds the chunk there.
     reported_at: chunkReportTimes(chunk),
     article_id: chunk.article_id,
+    // The article's revision (named by the chunk id): a later one supersedes it as of its own time.
+    article_version: chunkRevision(chunk.id)?.version ?? 1,
     chunk_index: chunk.index,
     entity_ids: chunk.entity_ids,
     entity_names: chunk.entities.map((e) => e.name),

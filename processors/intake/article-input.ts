@@ -16,6 +16,12 @@ export interface ArticleInput {
   /** Supplied id; otherwise a hash of the canonical URL. */
   id?: string;
   language?: string;
+  /**
+   * Revision of the article under its id, from 1 (the default): a source that republishes the same
+   * URL with changed text, or a correction under the same id, gives a higher one, and its chunks
+   * supersede the older revision's in answers as of its `published_at` or later.
+   */
+  version?: number;
 }
 
 /** Why intake refused an input. Closed set: these are dead-letter reason codes and metric labels. */

@@ -12,8 +12,8 @@ const optionalString = z
   .transform((v) => v ?? undefined);
 
 /**
- * The generic article line: `{"url","title","text","published_at","source"}`, optional `id`, `html`
- * and `language`. Only types are checked here; whether a date or text is usable is normalisation's
+ * The generic article line: `{"url","title","text","published_at","source"}`, optional `id`, `html`,
+ * `language` and `version` (the article's revision under its id, from 1). Only types are checked here; whether a date or text is usable is normalisation's
  * call, so that a missing date is dead-lettered as `missing_date` rather than as a shape error.
  */
 export const articleLineSchema = z.object({
@@ -28,6 +28,13 @@ export const articleLineSchema = z.object({
   source: optionalString,
   id: optionalString,
   language: optionalString,
+  version: z
+    .number()
+    .int('version must be an integer')
+    .min(1, 'version must be at least 1')
+    .max(2 ** 31 - 1)
+    .nullish()
+    .transform((v) => v ?? undefined),
 });
 
 /** Checks one decoded JSON value against the article line shape; throws `IntakeRejection('invalid_input')`. */
@@ -37,7 +44,7 @@ export function parseArticleLine(value: unknown): ArticleInput {
     throw new IntakeRejection('invalid_input', describeZodIssues(parsed.error));
   }
   const input: ArticleInput = { url: parsed.data.url };
-  for (const key of ['title', 'text', 'html', 'published_at', 'source', 'id', 'language'] as const) {
+  for (const key of ['title', 'text', 'html', 'published_at', 'source', 'id', 'language', 'version'] as const) {
     const v = parsed.data[key];
     if (v !== undefined) Object.assign(input, { [key]: v });
   }

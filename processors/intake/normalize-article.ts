@@ -86,6 +86,10 @@ function checkShape(input: unknown): ArticleInput {
   const published = record.published_at;
   if (typeof published === 'string' || typeof published === 'number') checked.published_at = published;
   else if (published !== undefined && published !== null) throw invalid('published_at must be a string or a number');
+  const version = record.version;
+  if (typeof version === 'number' && Number.isSafeInteger(version) && version >= 1 && version < 2 ** 31) {
+    checked.version = version;
+  } else if (version !== undefined && version !== null) throw invalid('version must be an integer from 1');
   return checked;
 }
 
@@ -223,7 +227,7 @@ function normalizeChecked(input: ArticleInput, now: number, options: NormalizeOp
     published_at: pickPublishedAt(input, page, url, dateOptions),
     fetched_at: now,
     language: pickLanguage(input, page),
-    version: 1,
+    version: input.version ?? 1,
   };
 }
 

@@ -36,6 +36,13 @@ export interface StoredDocument {
   entity_ids?: string[];
   /** Chunks: the headline of their article. */
   title?: string;
+  /** Chunks: the article they were cut from. */
+  article_id?: string;
+  /**
+   * Chunks: the revision of their article they were cut from (Article.version). Absent on documents
+   * indexed before the field existed: read from the chunk id (`<article>:v<version>:<index>`).
+   */
+  article_version?: number;
   /** Chunks: the names of their marked entities. */
   entity_names?: string[];
   subject_id?: string;
@@ -70,6 +77,13 @@ export interface DocumentFilter {
   days?: { from: string; to: string; except?: string };
   entityId?: string;
   ids?: readonly string[];
+  /** Chunks of any of these articles (`article_id`). */
+  articleIds?: readonly string[];
+  /**
+   * Chunks cut from this revision of their article or a later one (`article_version`); documents
+   * without the field (indexed before it existed, all of version 1) pass only a bound of 1 or less.
+   */
+  minVersion?: number;
 }
 
 const dayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);

@@ -150,6 +150,9 @@ export function datastoreTemplate(
     ...(kind === 'chunks'
       ? {
           article_id: { type: 'keyword' },
+          // The article's revision: retrieval leaves out chunks of a version superseded as of t_q.
+          // Added to existing months by `ensureDatastores`; their documents, without it, are version 1.
+          article_version: { type: 'integer' },
           chunk_index: { type: 'integer' },
           // The article's headline: scored by lexical search beside the text and the entity names.
           title: { type: 'text', analyzer: 'standard' },

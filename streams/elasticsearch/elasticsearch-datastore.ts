@@ -46,6 +46,8 @@ const SOURCE_FIELDS = [
   'object_name',
   'chunk_ids',
   'article_ids',
+  'article_id',
+  'article_version',
 ];
 
 type Time = number | string;
@@ -114,6 +116,11 @@ export function filterClauses(
   if (time !== undefined) clauses.push(time);
   if (filter.entityId !== undefined) clauses.push({ term: { entity_ids: filter.entityId } });
   if (filter.ids !== undefined) clauses.push({ terms: { id: [...filter.ids] } });
+  if (filter.articleIds !== undefined) clauses.push({ terms: { article_id: [...filter.articleIds] } });
+  // Documents without `article_version` are version 1: they pass a bound of 1 or less only.
+  if (filter.minVersion !== undefined && filter.minVersion > 1) {
+    clauses.push({ range: { article_version: { gte: filter.minVersion } } });
+  }
   return clauses;
 }
 

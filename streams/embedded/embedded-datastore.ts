@@ -85,6 +85,11 @@ function passes(entry: Entry, { filter, intervals, on }: Test): boolean {
   if (!times.some((t) => intervals.some((interval) => t >= interval.from && t <= interval.to))) return false;
   if (filter.entityId !== undefined && !(entry.document.entity_ids ?? []).includes(filter.entityId)) return false;
   if (filter.ids !== undefined && !filter.ids.includes(entry.document.id)) return false;
+  if (filter.articleIds !== undefined) {
+    const article = entry.document.article_id;
+    if (article === undefined || !filter.articleIds.includes(article)) return false;
+  }
+  if (filter.minVersion !== undefined && (entry.document.article_version ?? 1) < filter.minVersion) return false;
   return true;
 }
 
@@ -332,6 +337,8 @@ export class EmbeddedDatastore implements Datastore {
       ...('object_name' in doc ? { object_name: text(doc['object_name']) ?? null } : {}),
       ...(strings(doc['chunk_ids']) ? { chunk_ids: strings(doc['chunk_ids'])! } : {}),
       ...(strings(doc['article_ids']) ? { article_ids: strings(doc['article_ids'])! } : {}),
+      ...(text(doc['article_id']) !== undefined ? { article_id: text(doc['article_id'])! } : {}),
+      ...(typeof doc['article_version'] === 'number' ? { article_version: doc['article_version'] } : {}),
     };
     let index = this.indices.get(request.index);
     if (!index) {

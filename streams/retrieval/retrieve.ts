@@ -23,9 +23,11 @@ import {
   type QuestionTimeIntent,
 } from '../../processors/query/understand-question-time.js';
 import { datastoreNames, type DatastoreKind } from '../elasticsearch/datastore-templates.js';
+import { revisionQuery, revisionsOf, supersededIds } from '../../processors/query/supersede-revisions.js';
 import {
   EmbeddingModelMismatch,
   latestReportWithin,
+  timeBounds,
   type Datastore,
   type DocumentFilter,
   type StoredDocument,
@@ -123,6 +125,12 @@ export interface RetrieverOptions {
 function withRoomForCopies(k: number): number {
   return Math.min(500, k * 2);
 }
+
+/**
+ * At most this many chunks of later article versions are read per search to decide what they
+ * supersede: a few articles among the candidates have been republished, each with tens of chunks.
+ */
+const LATER_REVISIONS_LIMIT = 1_000;
 
 function perArticle(request: SearchRequest): number {
   return request.perArticle ?? DEFAULT_PER_ARTICLE;
@@ -537,7 +545,9 @@ export class Retriever {
       { mode: query.fusion, ...(query.lexicalWeight === undefined ? {} : { lexicalWeight: query.lexicalWeight }) },
     );
     const documents = new Map([...dense, ...lexical].map((d) => [d.document.id, d.document]));
+    const superseded = await this.supersededAsOf([...documents.values()], filter);
     const hits = [...fused.entries()]
+      .filter(([id]) => !superseded.has(id))
       .map(([id, f]): Hit => {
         const source = documents.get(id)!;
         return {
@@ -563,6 +573,25 @@ export class Retriever {
         return true;
       })
       .slice(0, k);
+  }
+
+  /**
+   * The ids among `documents` that a later version of their article replaced by the filter's upper
+   * time bound (t_q): chunks of an older version, and statements extracted from them only (see
+   * supersede-revisions.ts). One filtered read of the chunks datastore; usually it finds nothing.
+   */
+  private async supersededAsOf(documents: StoredDocument[], filter: DocumentFilter): Promise<Set<string>> {
+    const wanted = revisionQuery(documents);
+    if (wanted === undefined) return new Set();
+    const { to } = timeBounds(filter);
+    const later = await this.options.datastore.list({
+      kind: 'chunks',
+      filter: { ...wanted, ...(Number.isFinite(to) ? { publishedTo: to } : {}) },
+      order: 'none',
+      limit: LATER_REVISIONS_LIMIT,
+      timeoutMs: this.timeoutMs,
+    });
+    return supersededIds(documents, later.flatMap(revisionsOf));
   }
 
   /**

@@ -127,6 +127,40 @@ function survivorChunk(): Chunk {
   };
 }
 
+/**
+ * A republished article (same id, a higher version, a later time): version 1 on 10 May 2025 has two
+ * chunks and a statement extracted from its first; version 2 on 12 May changes the figure and has one
+ * chunk. After every other corpus and query time, so the other tests never see them.
+ */
+const REVISION_V1 = Date.UTC(2025, 4, 10, 9);
+const REVISION_V2 = Date.UTC(2025, 4, 12, 9);
+const REVISION_CHUNKS: [version: number, index: number, t: number, text: string][] = [
+  [1, 0, REVISION_V1, 'The council approved 12 new buses for the harbour line.'],
+  [1, 1, REVISION_V1, 'Service on the harbour line starts in June.'],
+  [2, 0, REVISION_V2, 'The council approved 14 new buses for the harbour line.'],
+];
+
+function revisionChunk(version: number, index: number, t: number, text: string): Chunk {
+  return {
+    ...chunk('revision', t),
+    id: `art-revision:v${version}:${index}`,
+    article_id: 'art-revision',
+    index,
+    text,
+    marked_text: text,
+    title: 'Council buses',
+  };
+}
+
+function revisionStatement(): Interaction {
+  return {
+    ...interaction('revision-statement', REVISION_V1),
+    text: 'The council approves 12 new buses',
+    chunk_ids: ['art-revision:v1:0'],
+    article_ids: ['art-revision'],
+  };
+}
+
 function hybridChunk(id: string, title: string, text: string, names: string[]): Chunk {
   const t = HYBRID_TQ - DAY_MS;
   return {
@@ -243,6 +277,21 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       index: monthlyIndex(chunks, SURVIVOR_FIRST),
       id: 'chunk-survivor',
       document: chunkDocument(survivorChunk(), at(0.9), MODEL, TQ),
+    });
+    await Promise.all(
+      REVISION_CHUNKS.map(([version, index, t, text]) =>
+        writer.write({
+          index: monthlyIndex(chunks, t),
+          id: `art-revision:v${version}:${index}`,
+          document: chunkDocument(revisionChunk(version, index, t, text), at(0.97), MODEL, TQ),
+        }),
+      ),
+    );
+    await writer.write({
+      index: monthlyIndex(interactions, REVISION_V1),
+      id: 'revision-statement',
+      // Less similar than the corpus's nearest statements, which other tests ask for without a time bound.
+      document: interactionDocument(revisionStatement(), at(0.8), MODEL, TQ),
     });
     // As an earlier version wrote it: no report times.
     const legacy = chunkDocument(chunk('legacy', LEGACY_T), at(0.85), MODEL, TQ);
@@ -832,6 +881,60 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       });
     });
 
+    describe('an article republished with changed text', () => {
+      const revision = ['art-revision:v1:0', 'art-revision:v1:1', 'art-revision:v2:0', 'revision-statement'];
+      /** The revision's documents each strategy returns as of `date` (sorted). */
+      async function seen(date: string): Promise<string[][]> {
+        return Promise.all(
+          (['generic', 'tempralm', 'temporal'] as const).map(async (strategy) => {
+            const parsed = parseSearchRequest(
+              { q: 'council buses', date, strategy, fusion: 'rrf', store: 'both', time_words: false, k: 10 },
+              0,
+            );
+            if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+            const items = (await retriever.search(parsed.request)).items;
+            return items
+              .map((item) => item.id)
+              .filter((id) => revision.includes(id))
+              .sort();
+          }),
+        );
+      }
+
+      it('answers as of an earlier date from the old version, never the newer text', async () => {
+        const before = ['art-revision:v1:0', 'art-revision:v1:1', 'revision-statement'];
+        expect(await seen('2025-05-11T12:00:00Z')).toEqual([before, before, before]);
+      });
+
+      it('answers as of its time or later from the new version only, old chunks and their statements left out', async () => {
+        expect(await seen('2025-05-12T09:00:00Z')).toEqual([
+          ['art-revision:v2:0'],
+          ['art-revision:v2:0'],
+          ['art-revision:v2:0'],
+        ]);
+        expect(await seen('2025-05-13T18:00:00Z')).toEqual([
+          ['art-revision:v2:0'],
+          ['art-revision:v2:0'],
+          ['art-revision:v2:0'],
+        ]);
+      });
+
+      it('finds the later versions of given articles, as of a time', async () => {
+        const later = async (publishedTo: number): Promise<string[]> =>
+          (
+            await datastore.list({
+              kind: 'chunks',
+              filter: { articleIds: ['art-revision', 'art-a'], minVersion: 2, publishedTo },
+              order: 'none',
+              limit: 10,
+              timeoutMs: 5_000,
+            })
+          ).map((d) => `${d.id} ${d.article_id} v${d.article_version}`);
+        expect(await later(REVISION_V2 - 1)).toEqual([]);
+        expect(await later(REVISION_V2)).toEqual(['art-revision:v2:0 art-revision v2']);
+      });
+    });
+
     it('chunks and both stores, with interactions cited by their chunk’s article URL', async () => {
       expect(await ids({ strategy: 'generic', store: 'chunks', k: 2 })).toEqual(['chunk-d', 'chunk-g']);
       expect(await ids({ strategy: 'generic', store: 'both', k: 2 })).toEqual(['d', 'g']);
@@ -891,8 +994,8 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         { start: TQ - 3 * HOUR, count: 1 },
         { start: TQ - HOUR, count: 1 },
       ]);
-      expect(await datastore.count('interactions')).toBe(CORPUS.length + HOP_CORPUS.length);
-      expect(await datastore.count('chunks')).toBe(CORPUS.length + HYBRID_CORPUS.length + 2);
+      expect(await datastore.count('interactions')).toBe(CORPUS.length + HOP_CORPUS.length + 1);
+      expect(await datastore.count('chunks')).toBe(CORPUS.length + HYBRID_CORPUS.length + 2 + REVISION_CHUNKS.length);
       expect(await datastore.embeddingModel('chunks')).toBe(MODEL);
     });
 
@@ -926,7 +1029,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       await expect(datastore.prepare({ model: 'another-model', dimensions: 8 })).rejects.toThrow(
         DatastoreMismatchError,
       );
-      // Months before August 2023 go: the 2023.08, 2023.09 and 2024.03 indices stay.
+      // Months before August 2023 go: the 2023.08, 2023.09, 2024.03 and 2025.05 indices stay.
       const dropped = await datastore.dropMonthsBefore('interactions', Date.UTC(2023, 7, 1));
       expect(dropped).toEqual([]);
       const gone = await datastore.dropMonthsBefore('interactions', Date.UTC(2023, 8, 1));
@@ -935,6 +1038,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       expect(await datastore.months('interactions')).toEqual([
         `${prefix}-interactions-2023.09`,
         `${prefix}-interactions-2024.03`,
+        `${prefix}-interactions-2025.05`,
       ]);
     });
 
