@@ -79,8 +79,13 @@ export interface StoryMember {
   open: boolean;
   /** The member's latest alert state. */
   latest: SpikeAlert;
-  /** Its most significant state before it ended: the window, counts and sources a digest shows. */
+  /** Its most significant state before it ended: the window and counts a digest shows. */
   peak: SpikeAlert;
+  /**
+   * Its most significant state whose window closed by the end of the story's day (else its first):
+   * the sources a digest of that day links, so a day's digest never cites the days after it.
+   */
+  dayPeak: SpikeAlert;
 }
 
 export interface Story {
@@ -274,6 +279,7 @@ export class AlertDesk {
       open: alert.state !== 'ENDED',
       latest: alert,
       peak: alert,
+      dayPeak: alert,
     };
     this.articleSets.set(member, new Set(alert.article_ids));
     const home = this.storyFor(member, day);
@@ -371,6 +377,10 @@ export class AlertDesk {
     member.open = alert.state !== 'ENDED';
     if (alert.state !== 'ENDED') {
       if (peakOf(alert) >= peakOf(member.peak) || member.peak.state === 'ENDED') member.peak = alert;
+      const onStoryDay = alert.window_end <= story.day + DAY_MS;
+      if (onStoryDay && (peakOf(alert) >= peakOf(member.dayPeak) || member.dayPeak.state === 'ENDED')) {
+        member.dayPeak = alert;
+      }
       member.significance = Math.max(member.significance, peakOf(alert));
       member.weight = Math.max(member.weight, weightOf(alert));
       member.articles = Math.max(member.articles, alert.articles, alert.article_ids.length);

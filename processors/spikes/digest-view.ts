@@ -38,7 +38,10 @@ export interface StoryJson {
   delivered_at: string | null;
   generic: boolean;
   members: StoryMemberJson[];
-  /** The contributing articles of the lead's most significant window, newest first (ids, and URLs where known). */
+  /**
+   * The contributing articles of the lead's most significant window that closed on the story's day,
+   * newest first (ids, and URLs where known): what was known that day, never later reports.
+   */
   article_ids: string[];
   urls: string[];
 }
@@ -85,8 +88,8 @@ export function storyJson(story: Story, rank: number): StoryJson {
       significance: Number(m.significance.toFixed(2)),
       articles: m.articles,
     })),
-    article_ids: latest.article_ids,
-    urls: latest.urls,
+    article_ids: story.lead.dayPeak.article_ids,
+    urls: story.lead.dayPeak.urls,
   };
 }
 

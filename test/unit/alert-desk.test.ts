@@ -162,3 +162,27 @@ describe('AlertDesk', () => {
     expect(lines[2]).toBe('       https://news.example/g1');
   });
 });
+
+describe('a day’s digest and the days after it', () => {
+  it('links the sources known on the story’s day, not those of a later, stronger window', () => {
+    const desk = new AlertDesk();
+    desk.apply(alert('Maria Lindqvist', 2, ['d0-a', 'd0-b', 'd0-c']));
+    // The next day's window is stronger and lists the next day's articles.
+    desk.apply(
+      alert('Maria Lindqvist', 6, ['d1-a', 'd1-b', 'd0-a'], {
+        day: 1,
+        id: desk.storiesOn(DAY0)[0]!.id,
+        state: 'ONGOING',
+        episode_start: DAY0,
+      }),
+    );
+    const [story] = digestJson(desk.digest(DAY0)).stories;
+    expect(story!.significance).toBe(6);
+    expect(story!.urls).toEqual([
+      'https://news.example/d0-a',
+      'https://news.example/d0-b',
+      'https://news.example/d0-c',
+    ]);
+    expect(story!.article_ids).toEqual(['d0-a', 'd0-b', 'd0-c']);
+  });
+});
