@@ -5,6 +5,7 @@
  */
 import type { Chunk, Interaction } from '../../schemas/records.generated.js';
 import { chunkRevision } from '../query/supersede-revisions.js';
+import { detectCorrection } from './detect-correction.js';
 
 export function publishedDay(t: number): string {
   return new Date(t).toISOString().slice(0, 10);
@@ -29,6 +30,12 @@ export function chunkReportTimes(chunk: Chunk): number[] {
 
 export function chunkDocument(chunk: Chunk, vector: Float32Array, model: string, now: number): Record<string, unknown> {
   const own = chunk.provenance.find((p) => p.article_id === chunk.article_id) ?? chunk.provenance[0];
+  // A correction or retraction of an earlier article of the same publisher, named by its URL: retrieval
+  // leaves that article out of answers as of this chunk's time (detect-correction.ts).
+  const correction =
+    own === undefined
+      ? undefined
+      : detectCorrection({ title: chunk.title, text: chunk.text, ownUrl: own.url, first: chunk.index === 0 });
   return {
     id: chunk.id,
     kind: 'chunk',
@@ -50,6 +57,7 @@ export function chunkDocument(chunk: Chunk, vector: Float32Array, model: string,
     urls: [...new Set([own?.url, ...chunk.provenance.map((p) => p.url)].filter((u): u is string => !!u))],
     sources: [...new Set(chunk.provenance.map((p) => p.source))],
     provenance: chunk.provenance.map((p) => ({ ...p })),
+    ...(correction === undefined ? {} : { corrects_urls: correction.urls, correction: correction.kind }),
     embedding: plain(vector),
     embedding_model: model,
     indexed_at: now,

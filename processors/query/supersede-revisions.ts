@@ -6,10 +6,15 @@
  * still need them. As of a time at or after a later version's first report, the older version's
  * chunks, and the statements extracted from them only, are superseded: left out of the answer.
  *
+ * An article of another id that corrects or retracts an earlier one and names it by its URL
+ * (detect-correction.ts) supersedes it the same way from the correction's own time on.
+ *
  * Decided when reading rather than written onto the old documents: it depends on nothing but what is
  * stored by then, so it is the same whatever order the versions were indexed in, on a replay, and on
  * both datastores. Pure.
  */
+
+import { comparableUrl } from '../index/detect-correction.js';
 
 /** One revision of one article. */
 export interface Revision {
@@ -24,6 +29,8 @@ export interface RevisedDocument {
   article_id?: string;
   article_version?: number;
   chunk_ids?: readonly string[];
+  /** Chunks: their own article's URL first; statements: their articles' URLs. */
+  urls?: readonly string[];
 }
 
 const CHUNK_ID = /^(.+):v(\d+):(\d+)$/;
@@ -82,4 +89,32 @@ export function revisionQuery(
     articleIds: [...new Set(revisions.map((r) => r.articleId))].sort(),
     minVersion: Math.min(...revisions.map((r) => r.version)) + 1,
   };
+}
+
+/**
+ * The articles a document reports from, by comparable URL, as corrections name them: a chunk's own
+ * article (its first URL; the others are near-duplicates merged into it, which a correction of one
+ * publisher does not withdraw), a statement's articles.
+ */
+export function reportedUrls(document: RevisedDocument): string[] {
+  const urls = document.kind === 'chunk' ? (document.urls ?? []).slice(0, 1) : (document.urls ?? []);
+  return [...new Set(urls.map(comparableUrl).filter((url): url is string => url !== undefined))];
+}
+
+/**
+ * The ids of the documents every article of which a later correction or retraction names (the
+ * corrections first reported by the time asked about, with the URLs they name): the corrected report
+ * is left out and the correction answers instead; a retracted one is withdrawn.
+ */
+export function correctedIds(
+  documents: readonly RevisedDocument[],
+  corrections: readonly { corrects_urls?: readonly string[] }[],
+): Set<string> {
+  const named = new Set(corrections.flatMap((c) => c.corrects_urls ?? []));
+  const corrected = new Set<string>();
+  for (const document of documents) {
+    const urls = reportedUrls(document);
+    if (urls.length > 0 && urls.every((url) => named.has(url))) corrected.add(document.id);
+  }
+  return corrected;
 }

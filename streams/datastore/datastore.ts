@@ -43,6 +43,9 @@ export interface StoredDocument {
    * indexed before the field existed: read from the chunk id (`<article>:v<version>:<index>`).
    */
   article_version?: number;
+  /** Chunks of a correction or retraction: the earlier articles it names (comparable URLs). */
+  corrects_urls?: string[];
+  correction?: 'correction' | 'retraction';
   /** Chunks: the names of their marked entities. */
   entity_names?: string[];
   subject_id?: string;
@@ -84,6 +87,8 @@ export interface DocumentFilter {
    * without the field (indexed before it existed, all of version 1) pass only a bound of 1 or less.
    */
   minVersion?: number;
+  /** Chunks of corrections or retractions naming any of these (comparable) URLs (`corrects_urls`). */
+  correctsUrls?: readonly string[];
 }
 
 const dayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);

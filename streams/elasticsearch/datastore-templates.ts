@@ -153,6 +153,10 @@ export function datastoreTemplate(
           // The article's revision: retrieval leaves out chunks of a version superseded as of t_q.
           // Added to existing months by `ensureDatastores`; their documents, without it, are version 1.
           article_version: { type: 'integer' },
+          // A correction's or retraction's chunks: the earlier articles they name (comparable URLs),
+          // left out of answers as of their time, and which of the two it is.
+          corrects_urls: { type: 'keyword' },
+          correction: { type: 'keyword' },
           chunk_index: { type: 'integer' },
           // The article's headline: scored by lexical search beside the text and the entity names.
           title: { type: 'text', analyzer: 'standard' },

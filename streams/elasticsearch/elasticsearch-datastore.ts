@@ -48,6 +48,8 @@ const SOURCE_FIELDS = [
   'article_ids',
   'article_id',
   'article_version',
+  'corrects_urls',
+  'correction',
 ];
 
 type Time = number | string;
@@ -117,6 +119,7 @@ export function filterClauses(
   if (filter.entityId !== undefined) clauses.push({ term: { entity_ids: filter.entityId } });
   if (filter.ids !== undefined) clauses.push({ terms: { id: [...filter.ids] } });
   if (filter.articleIds !== undefined) clauses.push({ terms: { article_id: [...filter.articleIds] } });
+  if (filter.correctsUrls !== undefined) clauses.push({ terms: { corrects_urls: [...filter.correctsUrls] } });
   // Documents without `article_version` are version 1: they pass a bound of 1 or less only.
   if (filter.minVersion !== undefined && filter.minVersion > 1) {
     clauses.push({ range: { article_version: { gte: filter.minVersion } } });

@@ -89,6 +89,10 @@ function passes(entry: Entry, { filter, intervals, on }: Test): boolean {
     const article = entry.document.article_id;
     if (article === undefined || !filter.articleIds.includes(article)) return false;
   }
+  if (filter.correctsUrls !== undefined) {
+    const named = entry.document.corrects_urls ?? [];
+    if (!filter.correctsUrls.some((url) => named.includes(url))) return false;
+  }
   if (filter.minVersion !== undefined && (entry.document.article_version ?? 1) < filter.minVersion) return false;
   return true;
 }
@@ -339,6 +343,10 @@ export class EmbeddedDatastore implements Datastore {
       ...(strings(doc['article_ids']) ? { article_ids: strings(doc['article_ids'])! } : {}),
       ...(text(doc['article_id']) !== undefined ? { article_id: text(doc['article_id'])! } : {}),
       ...(typeof doc['article_version'] === 'number' ? { article_version: doc['article_version'] } : {}),
+      ...(strings(doc['corrects_urls']) ? { corrects_urls: strings(doc['corrects_urls'])! } : {}),
+      ...(doc['correction'] === 'correction' || doc['correction'] === 'retraction'
+        ? { correction: doc['correction'] }
+        : {}),
     };
     let index = this.indices.get(request.index);
     if (!index) {

@@ -23,7 +23,13 @@ import {
   type QuestionTimeIntent,
 } from '../../processors/query/understand-question-time.js';
 import { datastoreNames, type DatastoreKind } from '../elasticsearch/datastore-templates.js';
-import { revisionQuery, revisionsOf, supersededIds } from '../../processors/query/supersede-revisions.js';
+import {
+  correctedIds,
+  reportedUrls,
+  revisionQuery,
+  revisionsOf,
+  supersededIds,
+} from '../../processors/query/supersede-revisions.js';
 import {
   EmbeddingModelMismatch,
   latestReportWithin,
@@ -127,8 +133,9 @@ function withRoomForCopies(k: number): number {
 }
 
 /**
- * At most this many chunks of later article versions are read per search to decide what they
- * supersede: a few articles among the candidates have been republished, each with tens of chunks.
+ * At most this many chunks of later article versions (or of corrections) are read per search to
+ * decide what they supersede: a few articles among the candidates have been republished or
+ * corrected, each with tens of chunks.
  */
 const LATER_REVISIONS_LIMIT = 1_000;
 
@@ -576,22 +583,29 @@ export class Retriever {
   }
 
   /**
-   * The ids among `documents` that a later version of their article replaced by the filter's upper
-   * time bound (t_q): chunks of an older version, and statements extracted from them only (see
-   * supersede-revisions.ts). One filtered read of the chunks datastore; usually it finds nothing.
+   * The ids among `documents` replaced by the filter's upper time bound (t_q): chunks of an article
+   * that has a later version by then, statements extracted from them only, and reports of articles a
+   * correction or retraction first reported by then names (see supersede-revisions.ts). Two filtered
+   * reads of the chunks datastore, at once; usually both find nothing.
    */
   private async supersededAsOf(documents: StoredDocument[], filter: DocumentFilter): Promise<Set<string>> {
-    const wanted = revisionQuery(documents);
-    if (wanted === undefined) return new Set();
     const { to } = timeBounds(filter);
-    const later = await this.options.datastore.list({
-      kind: 'chunks',
-      filter: { ...wanted, ...(Number.isFinite(to) ? { publishedTo: to } : {}) },
-      order: 'none',
-      limit: LATER_REVISIONS_LIMIT,
-      timeoutMs: this.timeoutMs,
-    });
-    return supersededIds(documents, later.flatMap(revisionsOf));
+    const asOf: DocumentFilter = Number.isFinite(to) ? { publishedTo: to } : {};
+    const read = (where: DocumentFilter): Promise<StoredDocument[]> =>
+      this.options.datastore.list({
+        kind: 'chunks',
+        filter: { ...where, ...asOf },
+        order: 'none',
+        limit: LATER_REVISIONS_LIMIT,
+        timeoutMs: this.timeoutMs,
+      });
+    const wanted = revisionQuery(documents);
+    const urls = [...new Set(documents.flatMap(reportedUrls))];
+    const [later, corrections] = await Promise.all([
+      wanted === undefined ? [] : read(wanted),
+      urls.length === 0 ? [] : read({ correctsUrls: urls }),
+    ]);
+    return new Set([...supersededIds(documents, later.flatMap(revisionsOf)), ...correctedIds(documents, corrections)]);
   }
 
   /**

@@ -161,6 +161,55 @@ function revisionStatement(): Interaction {
   };
 }
 
+/**
+ * Corrections by a later article (June 2025, after every other corpus and query time): on 2 June a
+ * report of fares and a report of a claim; on 4 June the same publisher corrects the first and
+ * retracts the second, each naming it by its URL (written differently: `www.`, a trailing slash).
+ */
+const CORRECTED_T = Date.UTC(2025, 5, 2, 9);
+const CORRECTION_T = Date.UTC(2025, 5, 4, 9);
+const CORRECTION_CHUNKS: [id: string, t: number, url: string, title: string, text: string][] = [
+  [
+    'fares',
+    CORRECTED_T,
+    'https://news.example/2025/06/02/ferry-fares',
+    'Ferry fares rise',
+    'Ferry fares on the harbour route rise by 20 percent.',
+  ],
+  [
+    'claim',
+    CORRECTED_T,
+    'https://news.example/2025/06/02/mayor-claim',
+    'Mayor and the ferry operator',
+    'The mayor received gifts from the ferry operator, the harbour route report says.',
+  ],
+  [
+    'fares-fix',
+    CORRECTION_T,
+    'https://news.example/2025/06/04/fares-correction',
+    'Correction: ferry fares',
+    'An earlier version of https://www.news.example/2025/06/02/ferry-fares/ said ferry fares on the harbour route rise by 20 percent; they rise by 12 percent.',
+  ],
+  [
+    'claim-retraction',
+    CORRECTION_T,
+    'https://news.example/2025/06/04/mayor-retraction',
+    'We retract our report on the mayor',
+    'Our report https://news.example/2025/06/02/mayor-claim on the ferry operator and the harbour route has been withdrawn.',
+  ],
+];
+
+function correctionChunk(id: string, t: number, url: string, title: string, text: string): Chunk {
+  return {
+    ...chunk(id, t),
+    id: `art-${id}:v1:0`,
+    title,
+    text,
+    marked_text: text,
+    provenance: [{ article_id: `art-${id}`, url, source: 'news.example', published_at: t }],
+  };
+}
+
 function hybridChunk(id: string, title: string, text: string, names: string[]): Chunk {
   const t = HYBRID_TQ - DAY_MS;
   return {
@@ -293,6 +342,15 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       // Less similar than the corpus's nearest statements, which other tests ask for without a time bound.
       document: interactionDocument(revisionStatement(), at(0.8), MODEL, TQ),
     });
+    await Promise.all(
+      CORRECTION_CHUNKS.map(([id, t, url, title, text]) =>
+        writer.write({
+          index: monthlyIndex(chunks, t),
+          id: `art-${id}:v1:0`,
+          document: chunkDocument(correctionChunk(id, t, url, title, text), at(0.96), MODEL, TQ),
+        }),
+      ),
+    );
     // As an earlier version wrote it: no report times.
     const legacy = chunkDocument(chunk('legacy', LEGACY_T), at(0.85), MODEL, TQ);
     delete legacy['reported_at'];
@@ -935,6 +993,65 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       });
     });
 
+    describe('a later article that corrects or retracts an earlier one', () => {
+      const all = CORRECTION_CHUNKS.map(([id]) => `art-${id}:v1:0`);
+      async function seen(date: string): Promise<string[][]> {
+        return Promise.all(
+          (['generic', 'tempralm', 'temporal'] as const).map(async (strategy) => {
+            const parsed = parseSearchRequest(
+              {
+                q: 'ferry fares harbour route',
+                date,
+                strategy,
+                fusion: 'rrf',
+                store: 'chunks',
+                time_words: false,
+                k: 10,
+              },
+              0,
+            );
+            if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+            const items = (await retriever.search(parsed.request)).items;
+            return items
+              .map((item) => item.id)
+              .filter((id) => all.includes(id))
+              .sort();
+          }),
+        );
+      }
+
+      it('leaves the earlier answers as they were', async () => {
+        const before = ['art-claim:v1:0', 'art-fares:v1:0'];
+        expect(await seen('2025-06-03T12:00:00Z')).toEqual([before, before, before]);
+      });
+
+      it('answers from the correction from its time on, and no longer cites the corrected or the withdrawn report', async () => {
+        const after = ['art-claim-retraction:v1:0', 'art-fares-fix:v1:0'];
+        expect(await seen('2025-06-04T12:00:00Z')).toEqual([after, after, after]);
+      });
+
+      it('records what a correction names, and finds the corrections of given URLs', async () => {
+        const found = await datastore.list({
+          kind: 'chunks',
+          filter: { correctsUrls: ['news.example/2025/06/02/mayor-claim'], publishedTo: CORRECTION_T },
+          order: 'none',
+          limit: 10,
+          timeoutMs: 5_000,
+        });
+        expect(found.map((d) => [d.id, d.correction, d.corrects_urls])).toEqual([
+          ['art-claim-retraction:v1:0', 'retraction', ['news.example/2025/06/02/mayor-claim']],
+        ]);
+        const earlier = await datastore.list({
+          kind: 'chunks',
+          filter: { correctsUrls: ['news.example/2025/06/02/mayor-claim'], publishedTo: CORRECTION_T - 1 },
+          order: 'none',
+          limit: 10,
+          timeoutMs: 5_000,
+        });
+        expect(earlier).toEqual([]);
+      });
+    });
+
     it('chunks and both stores, with interactions cited by their chunk’s article URL', async () => {
       expect(await ids({ strategy: 'generic', store: 'chunks', k: 2 })).toEqual(['chunk-d', 'chunk-g']);
       expect(await ids({ strategy: 'generic', store: 'both', k: 2 })).toEqual(['d', 'g']);
@@ -995,7 +1112,9 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         { start: TQ - HOUR, count: 1 },
       ]);
       expect(await datastore.count('interactions')).toBe(CORPUS.length + HOP_CORPUS.length + 1);
-      expect(await datastore.count('chunks')).toBe(CORPUS.length + HYBRID_CORPUS.length + 2 + REVISION_CHUNKS.length);
+      expect(await datastore.count('chunks')).toBe(
+        CORPUS.length + HYBRID_CORPUS.length + 2 + REVISION_CHUNKS.length + CORRECTION_CHUNKS.length,
+      );
       expect(await datastore.embeddingModel('chunks')).toBe(MODEL);
     });
 
