@@ -114,6 +114,9 @@ export const PRODUCT_ENVIRONMENT: readonly EnvironmentVariable[] = [
   deployment('NEON_EXTRACT_M2_MIN_COOCCURRENCES', 'M2: co-occurrences before a pair is asked'),
   deployment('NEON_EXTRACT_M2_WINDOW_DAYS', 'M2: co-occurrence window'),
   deployment('NEON_EXTRACT_M2_LINGER_MS', 'M2: how long a batch waits to fill'),
+  deployment('NEON_EXTRACT_BACKFILL_DAYS', 'back-fill on spikes: days of earlier chunks kept (default 3, 0: off)'),
+  deployment('NEON_EXTRACT_BACKFILL_MAX_CHUNKS', 'back-fill on spikes: chunks per entity and episode (default 50)'),
+  deployment('NEON_EXTRACT_BACKFILL_CONCURRENCY', 'back-fill on spikes: calls at once (default 2)'),
   // Spike detection and alerts.
   deployment('NEON_SPIKE_RULES', 'day, hour or both'),
   deployment('NEON_SPIKE_BUDGET_DAY', 'new spike stories delivered per day (default 10)'),

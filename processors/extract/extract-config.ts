@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { InteractionVariant } from '../../schemas/records.generated.js';
 import { DEFAULT_PAIR_BATCHING, type PairBatchOptions } from './pair-batches.js';
 import { DEFAULT_PAIR_SELECTION, type PairSelectionOptions } from './pair-selection.js';
+import { DEFAULT_BACKFILL, type BackfillOptions } from './spike-backfill.js';
 
 /**
  * Extraction settings from the environment:
@@ -17,6 +18,10 @@ import { DEFAULT_PAIR_SELECTION, type PairSelectionOptions } from './pair-select
  *   NEON_EXTRACT_M2_OBJECTS            objects selected per subject by TF-IDF
  *   NEON_EXTRACT_M2_MIN_COOCCURRENCES  chunks a pair must share before it is selected
  *   NEON_EXTRACT_M2_WINDOW_DAYS        event-time window of the co-occurrence statistics
+ *   NEON_EXTRACT_BACKFILL_DAYS         back-fill on spikes: how far back an entity's chunks are kept
+ *                                      to be extracted once it spikes (default 3; 0 turns it off)
+ *   NEON_EXTRACT_BACKFILL_MAX_CHUNKS   back-filled chunks per entity and episode, at most (default 50)
+ *   NEON_EXTRACT_BACKFILL_CONCURRENCY  back-fill calls at once (default 2), beside forward extraction
  *
  * Every problem is reported at once.
  */
@@ -48,6 +53,9 @@ const envSchema = z.object({
   NEON_EXTRACT_M2_OBJECTS: positiveInt.max(50).optional(),
   NEON_EXTRACT_M2_MIN_COOCCURRENCES: positiveInt.optional(),
   NEON_EXTRACT_M2_WINDOW_DAYS: z.coerce.number().positive().max(365).optional(),
+  NEON_EXTRACT_BACKFILL_DAYS: z.coerce.number().min(0).max(30).optional(),
+  NEON_EXTRACT_BACKFILL_MAX_CHUNKS: z.coerce.number().int().min(0).max(10_000).optional(),
+  NEON_EXTRACT_BACKFILL_CONCURRENCY: positiveInt.max(64).optional(),
 });
 
 export interface ExtractConfig {
@@ -57,6 +65,8 @@ export interface ExtractConfig {
   subjects: string[];
   batching: PairBatchOptions;
   pairSelection: PairSelectionOptions;
+  /** Back-fill on spikes (spike-backfill.ts); DEFAULT_BACKFILL when absent. */
+  backfill?: BackfillOptions;
 }
 
 export function extractConfigFromEnv(
@@ -85,6 +95,15 @@ export function extractConfigFromEnv(
           e.NEON_EXTRACT_M2_WINDOW_DAYS === undefined
             ? DEFAULT_PAIR_SELECTION.windowMs
             : Math.round(e.NEON_EXTRACT_M2_WINDOW_DAYS * 86_400_000),
+      },
+      backfill: {
+        ...DEFAULT_BACKFILL,
+        lookbackMs:
+          e.NEON_EXTRACT_BACKFILL_DAYS === undefined
+            ? DEFAULT_BACKFILL.lookbackMs
+            : Math.round(e.NEON_EXTRACT_BACKFILL_DAYS * 86_400_000),
+        maxChunksPerEpisode: e.NEON_EXTRACT_BACKFILL_MAX_CHUNKS ?? DEFAULT_BACKFILL.maxChunksPerEpisode,
+        concurrency: e.NEON_EXTRACT_BACKFILL_CONCURRENCY ?? DEFAULT_BACKFILL.concurrency,
       },
     },
   };

@@ -17,6 +17,7 @@ import type { ExtractionResult, InteractionExtractor } from './interaction-extra
 import { resolvePairBatching, type PairBatch, type PairBatchOptions } from './pair-batches.js';
 import type { PairSelectionOptions } from './pair-selection.js';
 import { RecentInteractions } from './recent-interactions.js';
+import { SpikeBackfill, type BackfillCall, type BackfillOptions } from './spike-backfill.js';
 
 export interface M1Call {
   subject: ChunkEntity;
@@ -47,6 +48,8 @@ export interface StreamExtractionOptions {
   onPublished?: (variant: InteractionVariant, result: ExtractionResult, written: number) => void;
   /** Told of every M2 call as it starts. */
   onRound?: (round: BatchRound) => void;
+  /** Back-fill on spikes (spike-backfill.ts); off when absent, or when M1 does not run. */
+  backfill?: Partial<BackfillOptions>;
 }
 
 export interface PlannedChunk {
@@ -54,6 +57,10 @@ export interface PlannedChunk {
   m1: M1Call[];
   /** The batches the chunk waits for: those it joined, or (seen before) those it is still in. */
   m2: M2Wait[];
+  /** Earlier chunks of an entity that has become a target, extracted (M1) as this chunk's work. */
+  backfill: BackfillCall[];
+  /** Chunks that were due for a back-fill but over their episode's cap. */
+  backfillDropped: number;
 }
 
 export class StreamExtraction {
@@ -61,6 +68,8 @@ export class StreamExtraction {
   readonly planner: ExtractionPlanner;
   readonly rounds: BatchRounds;
   private readonly recent = new RecentInteractions();
+  /** Null when back-fill is off. */
+  readonly backfill: SpikeBackfill | null;
   private readonly failure: (error: unknown) => unknown;
 
   constructor(private readonly options: StreamExtractionOptions) {
@@ -73,6 +82,8 @@ export class StreamExtraction {
       ...(options.pairSelection ? { pairSelection: options.pairSelection } : {}),
     });
     this.failure = options.failure ?? ((error) => error);
+    const backfill = options.backfill && this.variants.includes('M1') ? new SpikeBackfill(options.backfill) : null;
+    this.backfill = backfill?.enabled ? backfill : null;
     this.rounds = new BatchRounds({
       quietMs: batching.quietMs,
       ...(options.timer ? { timer: options.timer } : {}),
@@ -91,7 +102,19 @@ export class StreamExtraction {
     const m1 = this.variants.includes('M1') ? plan.subjects.map((subject) => ({ subject, chunk })) : [];
     // A chunk seen before waits for the batches it is still in: a redelivery must not be committed ahead of them.
     const batches = plan.firstSight ? plan.joined : this.rounds.unfinishedBatchesOf(chunk.id);
-    return { plan, m1, m2: batches.map((batch) => ({ batch, chunkId: chunk.id })) };
+    const backfill = this.backfill?.observe(chunk, new Set(plan.subjects.map((s) => s.id)), this.options.targets);
+    return {
+      plan,
+      m1,
+      m2: batches.map((batch) => ({ batch, chunkId: chunk.id })),
+      backfill: backfill?.calls ?? [],
+      backfillDropped: backfill?.dropped ?? 0,
+    };
+  }
+
+  /** A chunk from before a restart's committed position, read back so a later back-fill can find it. */
+  remember(chunk: Chunk): void {
+    this.backfill?.remember(chunk);
   }
 
   m1({ subject, chunk }: M1Call): Promise<void> {

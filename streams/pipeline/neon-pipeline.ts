@@ -185,6 +185,7 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
               variants: options.extract.variants,
               batching: options.extract.batching,
               pairSelection: options.extract.pairSelection,
+              ...(options.extract.backfill ? { backfill: options.extract.backfill } : {}),
               registry,
               ...common(name),
             }),

@@ -1,20 +1,23 @@
 import type { Registry } from 'prom-client';
 import type { Timer } from '../../processors/extract/batch-rounds.js';
 import { ChatModelError } from '../../processors/extract/chat-model.js';
-import type { ExtractionTargets } from '../../processors/extract/extraction-targets.js';
+import { ALL_ENTITIES, type ExtractionTargets } from '../../processors/extract/extraction-targets.js';
 import type { RejectReason } from '../../processors/extract/ground-interactions.js';
 import { ExtractionError, type InteractionExtractor } from '../../processors/extract/interaction-extractor.js';
 import { resolvePairBatching, type PairBatchOptions } from '../../processors/extract/pair-batches.js';
 import type { PairSelectionOptions } from '../../processors/extract/pair-selection.js';
+import { RequestSlots } from '../../processors/extract/request-slots.js';
+import { DEFAULT_BACKFILL, type BackfillCall, type BackfillOptions } from '../../processors/extract/spike-backfill.js';
 import { StreamExtraction, type M1Call, type M2Wait } from '../../processors/extract/stream-extraction.js';
 import type { Chunk, Interaction, InteractionVariant } from '../../schemas/records.generated.js';
 import { KafkaSink } from '../kafka/kafka-sink.js';
 import { counterOf, METRIC_FAMILIES } from '../telemetry/metrics.js';
 import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
 import { startStage, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
+import { readTopicOnce } from '../runtime/topic-tail.js';
 import type { Sink } from '../runtime/sink.js';
 import { StageError } from '../runtime/stage-error.js';
-import { TOPICS } from '../pipeline/topics.js';
+import { NAME_PREFIX, TOPICS } from '../pipeline/topics.js';
 import type { Transport } from '../runtime/transport.js';
 import { pipelineTopics, type StageBindingOptions } from '../pipeline/pipeline-topics.js';
 
@@ -31,6 +34,11 @@ export interface ExtractStageOptions extends StageBindingOptions {
   registry?: Registry;
   /** Timer of the quiet-stream flush of M2 batches; injected in tests. */
   timer?: Timer;
+  /**
+   * Back-fill on spikes (spike-backfill.ts). Default DEFAULT_BACKFILL; off with `lookbackMs: 0`,
+   * and always off when every entity is a target (nothing is ever left behind then).
+   */
+  backfill?: Partial<BackfillOptions>;
 }
 
 /** An LLM failure as the runtime handles it: retried, dead-lettered or fatal. */
@@ -53,6 +61,7 @@ function extractMetrics(registry: Registry | undefined) {
     rejected: counterOf(registry, METRIC_FAMILIES.extractRejected),
     repaired: counterOf(registry, METRIC_FAMILIES.extractRepaired),
     batches: counterOf(registry, METRIC_FAMILIES.extractM2Batches),
+    backfilled: counterOf(registry, METRIC_FAMILIES.extractBackfilledChunks),
   };
 }
 
@@ -86,6 +95,11 @@ export async function startExtractStage(transport: Transport, options: ExtractSt
   const batching = resolvePairBatching(options.batching);
   const metrics = extractMetrics(options.registry);
   const output = new KafkaSink(transport.producer(), { name: 'interactions' });
+  const groupId = options.groupId ?? `${NAME_PREFIX}neon.extract`;
+  const backfill: BackfillOptions =
+    options.targets === ALL_ENTITIES
+      ? { ...DEFAULT_BACKFILL, lookbackMs: 0 }
+      : { ...DEFAULT_BACKFILL, ...options.backfill };
 
   const extraction = new StreamExtraction({
     extractor: options.extractor,
@@ -97,6 +111,7 @@ export async function startExtractStage(transport: Transport, options: ExtractSt
     },
     ...(options.pairSelection ? { pairSelection: options.pairSelection } : {}),
     ...(options.timer ? { timer: options.timer } : {}),
+    backfill,
     write: async (records) => {
       await Promise.all(
         records.map((i: Interaction) => output.write(topicRecord(interactionsTopic, 'Interaction', i.subject_id, i))),
@@ -129,16 +144,44 @@ export async function startExtractStage(transport: Transport, options: ExtractSt
     },
   };
 
+  // Back-fill calls take at most `concurrency` of the LLM's slots, so forward extraction is never
+  // queued behind a back-fill; both go through the same client, hence the same token budget.
+  const backfillSlots = new RequestSlots(Math.max(1, Math.floor(backfill.concurrency)), Number.MAX_SAFE_INTEGER);
+  const backfillSink: Sink<BackfillCall> = {
+    name: 'backfill',
+    write: async (call) => {
+      const release = await backfillSlots.acquire();
+      try {
+        await extraction.m1(call);
+        metrics?.backfilled.inc({ outcome: 'extracted' });
+      } catch (error) {
+        // A back-fill that can never succeed (an invalid reply, a refused request) is given up and
+        // counted: dead-lettering would blame the chunk that triggered it, whose own work is fine.
+        if (error instanceof StageError && error.disposition !== 'retry' && error.code !== 'llm_unauthorized') {
+          metrics?.backfilled.inc({ outcome: 'failed' });
+          return;
+        }
+        throw error;
+      } finally {
+        release();
+      }
+    },
+    close: () => Promise.resolve(),
+  };
+
+  if (extraction.backfill) await rememberBeforeRestart(transport, topics.uniqueChunks, groupId, extraction);
+
   return startStage<Chunk>(transport, {
     name: 'extract',
-    ...(options.groupId ? { groupId: options.groupId } : {}),
+    groupId,
     inputTopics: [topics.uniqueChunks],
     deadLetterTopic: topics.deadLetters,
     decode: stageDecoder('Chunk'),
     // Synchronous, so chunks are planned in the order they come: batches depend on the input alone.
     process: ({ value: chunk }): StageOutput[] => {
-      const { plan, m1, m2 } = extraction.plan(chunk);
+      const { plan, m1, m2, backfill: earlier, backfillDropped } = extraction.plan(chunk);
       metrics?.chunks.inc({ outcome: plan.subjects.length === 0 ? 'no_target' : 'targeted' });
+      if (backfillDropped > 0) metrics?.backfilled.inc({ outcome: 'over_cap' }, backfillDropped);
       return [
         ...m1.map((call) => ({ sink: 'm1', id: `${chunk.id}/${call.subject.id}`, item: call })),
         ...m2.map((wait) => ({
@@ -146,11 +189,52 @@ export async function startExtractStage(transport: Transport, options: ExtractSt
           id: `${chunk.id}/${wait.batch.subject.id}/${wait.batch.object.id}`,
           item: wait,
         })),
+        // Outputs of the chunk that triggered them: its offset waits for them (at-least-once).
+        ...earlier.map((call) => ({
+          sink: 'backfill',
+          id: `backfill/${call.chunk.id}/${call.subject.id}`,
+          item: call,
+        })),
       ];
     },
-    sinks: { m1: m1Sink, m2: m2Sink },
+    sinks: { m1: m1Sink, m2: m2Sink, backfill: backfillSink },
     maxInFlight,
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.log ? { log: options.log } : {}),
   });
+}
+
+/**
+ * Why the held chunks come from the topic and not from memory alone or the chunk datastore: after a
+ * restart the stage resumes at its committed offset, so the chunks before it — the ones a spike
+ * starting now needs — are no longer in memory; the datastore holds chunks only once the index
+ * stage has written them, which is ordered by nothing with respect to this stage. The topic is the
+ * input itself: everything before the committed position is read back (bounded by the look-back
+ * and the held-chunk cap) before consuming, so a back-fill decided after the restart finds what it
+ * would have found without one. A group with nothing committed reads the topic from its start
+ * through the stage itself and needs no such read.
+ */
+async function rememberBeforeRestart(
+  transport: Transport,
+  topic: string,
+  groupId: string,
+  extraction: StreamExtraction,
+): Promise<void> {
+  const committed = await transport.committedOffsets(groupId, topic);
+  if (committed.every((offset) => offset === null || offset === 0n)) return;
+  const decode = stageDecoder('Chunk');
+  await readTopicOnce(
+    transport,
+    topic,
+    (record) => {
+      const before = committed[record.partition];
+      if (before === null || before === undefined || BigInt(record.offset) >= before) return;
+      try {
+        extraction.remember(decode(record));
+      } catch {
+        // Undecodable: the stage dead-lettered it when it first read it.
+      }
+    },
+    { purpose: 'extract-backfill' },
+  );
 }

@@ -214,6 +214,12 @@ export const METRIC_FAMILIES = {
     help: 'M2 batches extracted, by what closed them.',
     labelNames: ['closed_by'],
   }),
+  extractBackfilledChunks: family({
+    type: 'counter',
+    name: 'neon_extract_backfilled_chunks_total',
+    help: 'Earlier chunks of an entity that started spiking, by outcome: extracted (M1) for it, over_cap (past the per-episode cap, not extracted) or failed (given up).',
+    labelNames: ['outcome'],
+  }),
   // The LLM client.
   llmCalls: family({
     type: 'counter',

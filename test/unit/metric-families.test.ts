@@ -44,6 +44,7 @@ async function exposedFamilies(registry: Registry): Promise<Exposed[]> {
 const PUBLISHED: readonly [string, string, readonly string[]][] = [
   ['neon_consumer_lag', 'gauge', ['stage', 'topic', 'partition']],
   ['neon_dead_letters_total', 'counter', ['stage', 'code']],
+  ['neon_extract_backfilled_chunks_total', 'counter', ['outcome']],
   ['neon_extract_chunks_total', 'counter', ['outcome']],
   ['neon_extract_interactions_total', 'counter', ['variant']],
   ['neon_extract_m2_batches_total', 'counter', ['closed_by']],
