@@ -6,7 +6,8 @@
  * resolved, and a feed's ETag / Last-Modified are stored only once every new entry of that response
  * was delivered — otherwise the next conditional GET could answer 304 and lose the rest. A crash
  * re-delivers the entries of the poll it interrupted; article ids are deterministic, so downstream
- * overwrites.
+ * overwrites. An entry seen before whose title or text changed is published again as the article's next
+ * version (at most 5), dated when the change was seen, so it supersedes the old text from then on.
  *
  * Dead letters (origin: the feed URL, credentials redacted): per entry, whatever normalisation refuses (`invalid_url`,
  * `no_text`, `missing_date`, `impossible_date`, `oversized`, `boilerplate`, …); per poll, at most one
@@ -23,6 +24,7 @@
  * timeout and a size limit, so a hanging or failing feed delays only itself. Concurrency is bounded
  * by the number of configured feeds; article pages of one feed are fetched one at a time.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +35,7 @@ import {
   emptyFeedState,
   rememberGuids,
   DEFAULT_MAX_SEEN_GUIDS,
+  type EntryRevision,
   type FeedState,
   type FeedStateStore,
 } from './feed-state-store.js';
@@ -80,6 +83,8 @@ export interface PollReport {
   /** Entries in the response, and those not seen before. */
   entries: number;
   newEntries: number;
+  /** Entries seen before whose text changed: published again as the article's next version. */
+  revisedEntries: number;
   published: number;
   rejected: number;
   /** New entries left for the next poll because their page could not be fetched this time. */
@@ -307,24 +312,44 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
     report.entries = parsed.entries.length;
     const seen = new Set(state.seenGuids);
     const fresh = new Map<string, FeedEntry>();
+    const revised = new Map<string, { entry: FeedEntry; revision: EntryRevision }>();
+    // Fingerprints of seen entries a state from before revisions were followed has none of: taken as
+    // they stand, so an upgrade does not publish every current entry again.
+    const adopted: Record<string, EntryRevision> = {};
     for (const entry of parsed.entries) {
-      if (!seen.has(entry.guid) && !fresh.has(entry.guid)) fresh.set(entry.guid, entry);
+      if (fresh.has(entry.guid) || revised.has(entry.guid)) continue;
+      if (!seen.has(entry.guid)) {
+        fresh.set(entry.guid, entry);
+        continue;
+      }
+      const fingerprint = entryFingerprint(entry);
+      const known = state.revisions?.[entry.guid];
+      if (known === undefined) adopted[entry.guid] = { fingerprint, version: 1 };
+      else if (known.fingerprint !== fingerprint && known.version < MAX_ENTRY_VERSIONS) {
+        revised.set(entry.guid, { entry, revision: { fingerprint, version: known.version + 1 } });
+      }
     }
     report.newEntries = fresh.size;
+    report.revisedEntries = revised.size;
     // Feeds list the newest entry first: a capped poll takes the newest, and publishing the oldest of
-    // those first keeps the stream in time order.
-    const ordered = [...fresh.values()].slice(0, maxEntriesPerPoll).reverse();
-    const leftOver = fresh.size - ordered.length;
+    // those first keeps the stream in time order. Revisions of earlier entries come after them.
+    const ordered = [...fresh.values()]
+      .slice(0, maxEntriesPerPoll)
+      .reverse()
+      .map((entry) => ({ entry, revision: { fingerprint: entryFingerprint(entry), version: 1 } }));
+    ordered.push(...[...revised.values()].slice(0, Math.max(0, maxEntriesPerPoll - ordered.length)));
+    const leftOver = fresh.size + revised.size - ordered.length;
     const delivered: string[] = [];
+    const revisions: Record<string, EntryRevision> = { ...adopted };
     let failure: { error: FeedPollError; message: string } | undefined;
-    for (const entry of ordered) {
+    for (const { entry, revision } of ordered) {
       if (stopping.signal.aborted) {
         failure = { error: 'stopped', message: 'poller stopped during the poll' };
         break;
       }
       let outcome: DeliveryOutcome;
       try {
-        outcome = await deliver(feed, entry, report);
+        outcome = await deliver(feed, entry, report, revision.version);
       } catch (err) {
         failure = { error: 'publish_failed', message: errorMessage(err) };
         break;
@@ -333,9 +358,12 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
         failure = { error: 'stopped', message: 'poller stopped during the poll' };
         break;
       }
-      if (outcome === 'delivered') delivered.push(entry.guid);
+      if (outcome === 'delivered') {
+        delivered.push(entry.guid);
+        revisions[entry.guid] = revision;
+      }
     }
-    state = rememberGuids(state, delivered, maxSeenGuids);
+    state = rememberGuids(state, delivered, maxSeenGuids, revisions);
     if (failure !== undefined) return settle(failure.error, failure.message);
     // Deferred and left-over entries must be offered again: keep the old validators so the next GET is not a 304.
     if (
@@ -354,9 +382,17 @@ export function createFeedPoller(options: FeedPollerOptions): FeedPoller {
    * short to stand alone whose page could not be fetched for a transient reason (timeout, network,
    * 408, 429, 5xx) is deferred to the next poll rather than dead-lettered as `no_text`.
    */
-  async function deliver(feed: FeedSubscription, entry: FeedEntry, report: PollReport): Promise<DeliveryOutcome> {
+  async function deliver(
+    feed: FeedSubscription,
+    entry: FeedEntry,
+    report: PollReport,
+    version: number,
+  ): Promise<DeliveryOutcome> {
     const original = Buffer.from(JSON.stringify(entry), 'utf8');
     let input = toArticleInput(entry, feed.source);
+    // A changed text is news as of when it was seen, not as of the entry's first publication: dated
+    // so, the new version supersedes the old one in answers from then on and never before.
+    if (version > 1) input = { ...input, version, published_at: now() };
     let transientPageFailure = false;
     const carried = Math.max(entry.html?.length ?? 0, entry.text?.length ?? 0);
     if (fetchArticlePages && carried < minEntryChars && isHttpUrl(entry.url)) {
@@ -484,6 +520,7 @@ function emptyReport(feedUrl: string): PollReport {
     outcome: 'failed',
     entries: 0,
     newEntries: 0,
+    revisedEntries: 0,
     published: 0,
     rejected: 0,
     deferred: 0,
@@ -499,6 +536,18 @@ function isTransient(failure: { error: string; status?: number }): boolean {
   if (failure.error === 'timeout' || failure.error === 'network') return true;
   const status = failure.status ?? 0;
   return status === 408 || status === 429 || status >= 500;
+}
+
+/**
+ * Most versions an entry is published in: a feed that rewrites an entry on every poll (a view
+ * counter, a relative date in the summary) must not flood the stream with versions.
+ */
+const MAX_ENTRY_VERSIONS = 5;
+
+/** What decides that an entry's text changed: its title and body, whitespace collapsed. */
+function entryFingerprint(entry: FeedEntry): string {
+  const text = [entry.title ?? '', entry.text ?? '', entry.html ?? ''].join('\n').replace(/\s+/g, ' ').trim();
+  return createHash('sha256').update(text).digest('hex').slice(0, 32);
 }
 
 function toArticleInput(entry: FeedEntry, source: string | undefined): ArticleInput {

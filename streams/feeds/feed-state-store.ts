@@ -22,6 +22,17 @@ export interface FeedState {
   seenGuids: string[];
   /** Consecutive failed polls; 0 after a success. */
   failures: number;
+  /**
+   * Per seen guid, a fingerprint of the text last published for it and that article version: an
+   * entry whose text changed under the same guid is published again as the next version. Absent
+   * in states written before revisions were followed.
+   */
+  revisions?: Record<string, EntryRevision>;
+}
+
+export interface EntryRevision {
+  fingerprint: string;
+  version: number;
 }
 
 export interface FeedStateStore {
@@ -35,16 +46,30 @@ export function emptyFeedState(): FeedState {
 }
 
 /** The state with `guids` appended (moved to the end if already present), keeping the newest `max`. */
-export function rememberGuids(state: FeedState, guids: readonly string[], max = DEFAULT_MAX_SEEN_GUIDS): FeedState {
-  if (guids.length === 0) return state;
+export function rememberGuids(
+  state: FeedState,
+  guids: readonly string[],
+  max = DEFAULT_MAX_SEEN_GUIDS,
+  revisions: Readonly<Record<string, EntryRevision>> = {},
+): FeedState {
+  if (guids.length === 0 && Object.keys(revisions).length === 0) return state;
   const added = new Set(guids);
   const seenGuids = state.seenGuids.filter((g) => !added.has(g));
   seenGuids.push(...added);
-  return { ...state, seenGuids: seenGuids.length > max ? seenGuids.slice(seenGuids.length - max) : seenGuids };
+  const kept = seenGuids.length > max ? seenGuids.slice(seenGuids.length - max) : seenGuids;
+  // Revisions are kept for remembered guids only, so they are bounded with them.
+  const merged = { ...state.revisions, ...revisions };
+  const keptRevisions: Record<string, EntryRevision> = {};
+  for (const guid of kept) if (merged[guid] !== undefined) keptRevisions[guid] = merged[guid];
+  return { ...state, seenGuids: kept, revisions: keptRevisions };
 }
 
 function copyState(state: FeedState): FeedState {
-  return { ...state, seenGuids: [...state.seenGuids] };
+  return {
+    ...state,
+    seenGuids: [...state.seenGuids],
+    ...(state.revisions === undefined ? {} : { revisions: { ...state.revisions } }),
+  };
 }
 
 /** For tests and for pollers that may re-deliver a feed's current entries after a restart. */
@@ -68,6 +93,9 @@ const storedStateSchema = z.object({
   lastModified: z.string().nullable(),
   seenGuids: z.array(z.string()),
   failures: z.number().int().nonnegative(),
+  revisions: z
+    .record(z.string(), z.object({ fingerprint: z.string(), version: z.number().int().positive() }))
+    .optional(),
 });
 
 export interface JsonFileFeedStateStoreOptions {
@@ -99,8 +127,8 @@ export class JsonFileFeedStateStore implements FeedStateStore {
     try {
       const parsed = storedStateSchema.safeParse(JSON.parse(text));
       if (parsed.success && parsed.data.feedUrl === feedUrl) {
-        const { etag, lastModified, seenGuids, failures } = parsed.data;
-        return { etag, lastModified, seenGuids, failures };
+        const { etag, lastModified, seenGuids, failures, revisions } = parsed.data;
+        return { etag, lastModified, seenGuids, failures, ...(revisions === undefined ? {} : { revisions }) };
       }
       problem = parsed.success ? 'file belongs to another feed URL' : 'not a feed state';
     } catch {

@@ -173,12 +173,10 @@ describe('createFeedPoller: conditional GET and new items only', () => {
     });
     await p.pollOnce();
     expect(writes).toBe(1);
-    expect(await stateStore.get(`${s.url}/rss`)).toEqual({
-      etag: '"q"',
-      lastModified: null,
-      seenGuids: ['q1'],
-      failures: 0,
-    });
+    const stored = await stateStore.get(`${s.url}/rss`);
+    expect(stored).toMatchObject({ etag: '"q"', lastModified: null, seenGuids: ['q1'], failures: 0 });
+    expect(Object.keys(stored)).toEqual(['etag', 'lastModified', 'seenGuids', 'failures', 'revisions']);
+    expect(stored.revisions?.['q1']?.version).toBe(1);
     await p.pollOnce();
     await p.pollOnce();
     expect(writes).toBe(1);
@@ -669,5 +667,50 @@ describe('parseRetryAfter', () => {
     [null, undefined],
   ])('reads %s as %s ms', (value, expected) => {
     expect(parseRetryAfter(value, now)).toBe(expected);
+  });
+});
+
+describe('createFeedPoller: an entry whose text changed', () => {
+  it('publishes it again as the next version, dated when the change was seen, and only once per change', async () => {
+    let description = PARAGRAPH;
+    const s = await server((_req, res) => sendFeed(res, rss([{ guid: 'r1', title: 'Barrier opened', description }])));
+    const publisher = new MemoryPublisher();
+    let clock = Date.UTC(2024, 2, 5, 12);
+    const p = poller({
+      feeds: [{ url: `${s.url}/rss`, intervalSeconds: 60 }],
+      publisher,
+      stateStore: new MemoryFeedStateStore(),
+      now: () => clock,
+    });
+    await p.pollOnce();
+    await p.pollOnce();
+    expect(publisher.published.map((a) => a.version)).toEqual([1]);
+    const first = publisher.published[0]!;
+    description = PARAGRAPH.replace('four thousand homes', 'six thousand homes');
+    clock += 3_600_000;
+    const [report] = await p.pollOnce();
+    expect(report).toMatchObject({ newEntries: 0, revisedEntries: 1, published: 1 });
+    const second = publisher.published[1]!;
+    expect(second).toMatchObject({ id: first.id, version: 2, published_at: clock });
+    expect(second.text).toContain('six thousand homes');
+    expect(first.published_at).toBe(Date.parse('Mon, 04 Mar 2024 09:00:00 GMT'));
+    await p.pollOnce();
+    expect(publisher.published).toHaveLength(2);
+  });
+
+  it('stops at five versions, and takes the entries of a state from before revisions as they stand', async () => {
+    let round = 0;
+    const s = await server((_req, res) =>
+      sendFeed(res, rss([{ guid: 'r2', title: 'Barrier opened', description: `${PARAGRAPH} Update ${round}.` }])),
+    );
+    const publisher = new MemoryPublisher();
+    const stateStore = new MemoryFeedStateStore();
+    // Written before revisions were followed: the guid is known, its text is not.
+    await stateStore.put(`${s.url}/rss`, { etag: null, lastModified: null, seenGuids: ['r2'], failures: 0 });
+    const p = poller({ feeds: [{ url: `${s.url}/rss`, intervalSeconds: 60 }], publisher, stateStore });
+    await p.pollOnce();
+    expect(publisher.published).toHaveLength(0);
+    for (round = 1; round <= 7; round++) await p.pollOnce();
+    expect(publisher.published.map((a) => a.version)).toEqual([2, 3, 4, 5]);
   });
 });

@@ -30,6 +30,16 @@ describe('rememberGuids', () => {
     expect(rememberGuids(state, [], 3)).toBe(state);
   });
 
+  it('keeps the revisions of remembered guids only, so they are bounded with them', () => {
+    const state = rememberGuids(emptyFeedState(), ['a', 'b'], 10, {
+      a: { fingerprint: 'fa', version: 1 },
+      b: { fingerprint: 'fb', version: 1 },
+    });
+    const next = rememberGuids(state, ['c'], 2, { b: { fingerprint: 'fb2', version: 2 } });
+    expect(next.seenGuids).toEqual(['b', 'c']);
+    expect(next.revisions).toEqual({ b: { fingerprint: 'fb2', version: 2 } });
+  });
+
   it('never exceeds max, never holds a guid twice, and always holds the guids just added', () => {
     fc.assert(
       fc.property(
@@ -103,6 +113,9 @@ describe('JsonFileFeedStateStore on disk', () => {
   it('survives a restart: a new store on the same folder reads the state back', async () => {
     await new JsonFileFeedStateStore(dir).put(FEED, sample);
     expect(await new JsonFileFeedStateStore(dir).get(FEED)).toEqual(sample);
+    const revised = { ...sample, revisions: { g2: { fingerprint: 'f2', version: 3 } } };
+    await new JsonFileFeedStateStore(dir).put(FEED, revised);
+    expect(await new JsonFileFeedStateStore(dir).get(FEED)).toEqual(revised);
   });
 
   it('writes one file per feed and leaves no temporary files behind', async () => {
