@@ -26,7 +26,14 @@ export async function followRegistryLinker(
       // A fused entity's names link to the entity it was fused into ("IDF" → Israel Defense Forces),
       // as markup links them since the fusion.
       const into = entity.fusion && !entity.fusion.revoked ? entity.fusion.into : entity.id;
-      linker.add({ id: into, name: entity.name, aliases: entity.aliases, mentions: entity.mentions });
+      // Named as the entity it stands for, so a question saying "IDF" is reformulated with the full name.
+      const root = into === entity.id ? undefined : directory.get(into);
+      linker.add({
+        id: into,
+        name: root?.name ?? entity.name,
+        aliases: [entity.name, ...entity.aliases],
+        mentions: Math.max(entity.mentions, root?.mentions ?? 0),
+      });
       directory.put({
         id: entity.id,
         name: entity.name,

@@ -5,6 +5,7 @@ import { createEmbeddedTransport } from '../../streams/embedded/embedded-transpo
 import { localTopicSpecs, TOPICS } from '../../streams/pipeline/topics.js';
 import { topicRecord } from '../../streams/runtime/record-codec.js';
 import { writeFusionDecision } from '../../streams/views/registry-fusion-decision.js';
+import { followRegistryLinker } from '../../streams/views/registry-linker.js';
 
 /** An operator's fusion decision reaches entity.registry as the entity's next record. */
 
@@ -61,5 +62,41 @@ describe('writeFusionDecision', () => {
     await expect(writeFusionDecision(transport, { kind: 'fuse', id: 'e-icc-cricket', into: 'e-icc' })).rejects.toThrow(
       /cycle/,
     );
+  });
+});
+
+describe('the query side’s view of a fusion', () => {
+  it('links a fused entity’s names to the entity it was fused into, named as that one, and lists it once', async () => {
+    const transport = createEmbeddedTransport();
+    await transport.ensureTopics(localTopicSpecs(1));
+    const fusion = {
+      into: 'e-israel-defense-forces',
+      rule: 'acronym',
+      score: 1,
+      evidence: 'initials',
+      decided_at: 2000,
+      revoked: false,
+    };
+    await transport
+      .producer()
+      .send(TOPICS.registry, [
+        topicRecord(
+          TOPICS.registry,
+          'RegistryEntity',
+          'e-israel-defense-forces',
+          entity('e-israel-defense-forces', 'Israel Defense Forces'),
+        ),
+        topicRecord(TOPICS.registry, 'RegistryEntity', 'e-idf', entity('e-idf', 'IDF', fusion)),
+      ]);
+    const { linker, directory, tail } = await followRegistryLinker(transport);
+    try {
+      expect(linker.link('What did the IDF say?')).toEqual([
+        { id: 'e-israel-defense-forces', name: 'Israel Defense Forces', surface: 'IDF' },
+      ]);
+      expect(directory.search('i', 10).map((e) => e.id)).toEqual(['e-israel-defense-forces']);
+      expect(directory.get('e-idf')?.fused_into).toBe('e-israel-defense-forces');
+    } finally {
+      await tail.stop();
+    }
   });
 });
