@@ -1,5 +1,12 @@
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { publishedDay } from '../../processors/index/index-documents.js';
+import {
+  bridgeEntities,
+  fillsGap,
+  isSufficient,
+  subQueries,
+  type Evidence,
+} from '../../processors/query/decompose-question.js';
 import { fuseRankings, type FusionMode } from '../../processors/query/fuse-rankings.js';
 import {
   DAY_MS,
@@ -58,6 +65,10 @@ export interface RetrievedItem {
   day_distance?: number;
   /** Multi-hop only: the entity whose events brought this item in (absent for the question's own hop). */
   via_entity?: string;
+  /** Multi-hop only: the hop that brought this item in (2 or later). */
+  hop?: number;
+  /** Multi-hop only: the sub-query of that hop that found it. */
+  via_query?: string;
   entity_ids: string[];
   /** Chunks: the headline of their article. */
   title?: string;
@@ -190,8 +201,37 @@ function reportUrl(source: Source, t: number): string | undefined {
     .sort((a, b) => a.article_id.localeCompare(b.article_id))[0]?.url;
 }
 
-/** Entities followed by a second hop: EventRAG follows a few edges of the graph, not all of them. */
+/** Entities followed by each later hop: EventRAG follows a few edges of the graph, not all of them. */
 const BRIDGE_ENTITIES = 2;
+
+/** Times one step of a retrieval into its timings. */
+type Timer = <T>(step: string, run: () => Promise<T> | T) => Promise<T>;
+
+/** Which later hop brought an item in, following which entity, with which sub-query. */
+interface HopOrigin {
+  entity: string;
+  hop: number;
+  query: string;
+}
+
+/** A ranked candidate as the decomposition reads it (`decompose-question.ts`). */
+function evidenceOf(r: Ranked<Hit>): Evidence {
+  const s = r.candidate.source;
+  const ids = s.entity_ids ?? [];
+  const names =
+    s.kind === 'interaction'
+      ? new Map([
+          [s.subject_id ?? '', s.subject_name ?? ''],
+          [s.object_id ?? '', s.object_name ?? ''],
+        ])
+      : new Map(ids.map((id, i) => [id, s.entity_names?.[i] ?? '']));
+  return {
+    id: r.candidate.id,
+    text: r.candidate.words,
+    relevance: r.relevance,
+    entities: ids.map((id) => ({ id, name: names.get(id) || id })),
+  };
+}
 
 /**
  * Runs a retrieval request against the datastores: link and reformulate (NEON §2.3), embed q′, fetch
@@ -381,7 +421,33 @@ export class Retriever {
     };
     const kinds = this.kinds(request.store);
 
-    let ranked: Ranked<Hit>[];
+    let ranked = await this.rankByStrategy(request, kinds, query, range, time);
+    let via = new Map<string, HopOrigin>();
+    if ((request.hops ?? 1) > 1) {
+      const first = ranked;
+      ({ ranked, via } = await this.laterHops(request, kinds, query, range, first, entities, embedder, time));
+    }
+    const urls = await time('cite', () => this.chunkUrls(ranked.map((r) => r.candidate.source)));
+    const result: RetrievalResult = {
+      reformulated: text,
+      entities,
+      items: ranked.map((r) => this.item(r, urls, via.get(r.candidate.id))),
+      timings_ms: timings,
+    };
+    return { result, ranked };
+  }
+
+  /**
+   * The strategy's ranking of the documents that pass `range`, at most k, at most the per-article cap
+   * from one article: the same for the question's own hop and for every later hop's sub-query.
+   */
+  private async rankByStrategy(
+    request: SearchRequest,
+    kinds: DatastoreKind[],
+    query: QueryTexts,
+    range: DocumentFilter,
+    time: Timer,
+  ): Promise<Ranked<Hit>[]> {
     if (request.strategy === 'temporal') {
       const exactDay = publishedDay(request.tq);
       const exact = await time('retrieve', () =>
@@ -400,81 +466,109 @@ export class Retriever {
         const widened = await time('widen', () => this.candidates(kinds, query, want, { ...range, days: ring }));
         pool = [...exact, ...widened];
       }
-      ranked = await time('rerank', () => capped(rankTemporal(pool, request.tq, pool.length), request));
-    } else {
-      // TempRALM and the recency ranking over-retrieve and rerank; generic takes the top-k as they are.
-      // A cap per article over-retrieves too: the places it frees go to the next articles.
-      const reranks = request.strategy === 'tempralm' || request.recency === true || perArticle(request) > 0;
-      const want = reranks ? Math.min(500, Math.max(50, request.k * 5)) : withRoomForCopies(request.k);
-      const pool = await time('retrieve', () => this.candidates(kinds, query, want, range));
-      ranked = await time('rerank', () =>
-        capped(
-          request.recency
-            ? rankLatest(pool, request.topic ?? request.q, request.tq, pool.length, request.includeFuture)
-            : request.strategy === 'tempralm'
-              ? rankTempralm(pool, request.tq, pool.length, request.alpha, request.includeFuture)
-              : rankGeneric(pool, pool.length),
-          request,
-        ),
-      );
+      return time('rerank', () => capped(rankTemporal(pool, request.tq, pool.length), request));
     }
-    let via = new Map<string, string>();
-    if ((request.hops ?? 1) > 1) {
-      const first = ranked;
-      ({ ranked, via } = await time('hop', () => this.secondHop(kinds, query, range, first, entities, request.k)));
-    }
-    const urls = await time('cite', () => this.chunkUrls(ranked.map((r) => r.candidate.source)));
-    const result: RetrievalResult = {
-      reformulated: text,
-      entities,
-      items: ranked.map((r) => this.item(r, urls, via.get(r.candidate.id))),
-      timings_ms: timings,
-    };
-    return { result, ranked };
+    // TempRALM and the recency ranking over-retrieve and rerank; generic takes the top-k as they are.
+    // A cap per article over-retrieves too: the places it frees go to the next articles.
+    const reranks = request.strategy === 'tempralm' || request.recency === true || perArticle(request) > 0;
+    const want = reranks ? Math.min(500, Math.max(50, request.k * 5)) : withRoomForCopies(request.k);
+    const pool = await time('retrieve', () => this.candidates(kinds, query, want, range));
+    return time('rerank', () =>
+      capped(
+        request.recency
+          ? rankLatest(pool, request.topic ?? request.q, request.tq, pool.length, request.includeFuture)
+          : request.strategy === 'tempralm'
+            ? rankTempralm(pool, request.tq, pool.length, request.alpha, request.includeFuture)
+            : rankGeneric(pool, pool.length),
+        request,
+      ),
+    );
   }
 
   /**
-   * EventRAG-style second hop over the interaction graph (seed 003, §2.3): the entities the first
-   * results connect the question to — weighted by those results' similarity, leaving out the
-   * entities the question itself names — are followed to their own events nearest to q′, under the
-   * same time bounds (as of t_q, the constraint). The first ⌈k/2⌉ places keep the first hop's best,
-   * the bridges' events come next (most similar first), and the first hop's rest fills what remains.
+   * EventRAG-style iterative retrieval (seed 003, §2.3; `decompose-question.ts`): after the question's
+   * own hop, while hops remain (`request.hops` is the most) and the items gathered do not yet answer
+   * the question, the entities they connect it to (at most two a hop, not those it names) are each
+   * asked their own sub-query — the bridge and the question's words still unfound — embedded and
+   * matched lexically anew, among the bridge's own documents, under the same time bounds (as of t_q,
+   * the constraint) and ranked by the same strategy. Stops early once sufficient, when no bridge is
+   * left, or past the retrieval timeout. The first ⌈k/2⌉ places keep the first hop's best, the later
+   * hops' new items come next (best first), and the first hop's rest fills what remains.
    */
-  private async secondHop(
+  private async laterHops(
+    request: SearchRequest,
     kinds: DatastoreKind[],
     query: QueryTexts,
     range: DocumentFilter,
     first: Ranked<Hit>[],
     asked: LinkedEntity[],
-    k: number,
-  ): Promise<{ ranked: Ranked<Hit>[]; via: Map<string, string> }> {
-    const own = new Set(asked.map((e) => e.id));
-    const weight = new Map<string, number>();
-    // An interaction's entity_ids are its subject and object (index-documents); a chunk's, its entities.
-    for (const r of first) {
-      for (const id of new Set(r.candidate.source.entity_ids ?? [])) {
-        if (!own.has(id)) weight.set(id, (weight.get(id) ?? 0) + r.relevance);
-      }
-    }
-    const bridges = [...weight.entries()]
-      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-      .slice(0, BRIDGE_ENTITIES)
-      .map(([id]) => id);
-    const found = await Promise.all(bridges.map((id) => this.candidates(kinds, query, k, { ...range, entityId: id })));
+    embedder: Embedder,
+    time: Timer,
+  ): Promise<{ ranked: Ranked<Hit>[]; via: Map<string, HopOrigin> }> {
+    const started = performance.now();
+    const question = request.topic ?? request.q;
+    const followed = new Set(asked.map((e) => e.id));
     const seen = new Set(first.map((r) => r.candidate.id));
-    const via = new Map<string, string>();
-    const hop: Ranked<Hit>[] = [];
-    found.forEach((hits, i) => {
-      for (const hit of hits) {
-        if (seen.has(hit.id)) continue;
-        seen.add(hit.id);
-        via.set(hit.id, bridges[i]!);
-        hop.push({ candidate: hit, score: hit.score, relevance: hit.score });
-      }
-    });
-    hop.sort((a, b) => b.score - a.score || a.candidate.id.localeCompare(b.candidate.id));
-    const kept = Math.ceil(k / 2);
-    return { ranked: [...first.slice(0, kept), ...hop, ...first.slice(kept)].slice(0, k), via };
+    const via = new Map<string, HopOrigin>();
+    const found: Ranked<Hit>[] = [];
+    const gapFilled = new Set<string>();
+    const maxHops = Math.max(1, request.hops ?? 1);
+    for (let hop = 2; hop <= maxHops; hop++) {
+      const evidence = [...first, ...found].map(evidenceOf);
+      if (isSufficient(request.q, asked, evidence).sufficient) break;
+      if (performance.now() - started > this.timeoutMs) break;
+      const bridges = bridgeEntities(evidence, followed, BRIDGE_ENTITIES);
+      if (bridges.length === 0) break;
+      for (const bridge of bridges) followed.add(bridge.id);
+      const queries = subQueries(question, asked, bridges, evidence);
+      const vectors =
+        query.fusion === 'lexical'
+          ? []
+          : await time(`embed_hop${hop}`, () =>
+              embedder.embed(
+                queries.map((q) => q.text),
+                'query',
+              ),
+            );
+      // Room for k new items past those already gathered, which the strategy may well rank first again.
+      const hopRequest = (text: string): SearchRequest => ({
+        ...request,
+        q: text,
+        topic: text,
+        hops: 1,
+        k: Math.min(500, request.k + seen.size),
+      });
+      // The sub-queries run at once: their steps are timed together, as the hop.
+      const untimed: Timer = async (_step, run) => run();
+      const results = await time(`hop${hop}`, () =>
+        Promise.all(
+          queries.map((sub, i) =>
+            this.rankByStrategy(
+              hopRequest(sub.text),
+              kinds,
+              { ...query, vector: vectors[i] === undefined ? [] : Array.from(vectors[i]), lexical: sub.text },
+              { ...range, entityId: sub.bridge.id },
+              untimed,
+            ),
+          ),
+        ),
+      );
+      results.forEach((ranked, i) => {
+        for (const r of ranked) {
+          if (seen.has(r.candidate.id)) continue;
+          seen.add(r.candidate.id);
+          via.set(r.candidate.id, { entity: queries[i]!.bridge.id, hop, query: queries[i]!.text });
+          if (fillsGap(r.candidate.words, queries[i]!)) gapFilled.add(r.candidate.id);
+          found.push(r);
+        }
+      });
+    }
+    // New evidence that adds what its sub-query asked comes before the bridges' other reports (which
+    // only repeat what was found: TempRALM would put a bridge's latest such report first), each by score.
+    const fills = (r: Ranked<Hit>): number => (gapFilled.has(r.candidate.id) ? 1 : 0);
+    found.sort((a, b) => fills(b) - fills(a) || b.score - a.score || a.candidate.id.localeCompare(b.candidate.id));
+    const kept = Math.ceil(request.k / 2);
+    return { ranked: [...first.slice(0, kept), ...found, ...first.slice(kept)].slice(0, request.k), via };
   }
 
   /**
@@ -636,7 +730,7 @@ export class Retriever {
     return urls;
   }
 
-  private item(ranked: Ranked<Hit>, chunkUrls: Map<string, string>, viaEntity?: string): RetrievedItem {
+  private item(ranked: Ranked<Hit>, chunkUrls: Map<string, string>, origin?: HopOrigin): RetrievedItem {
     const s = ranked.candidate.source;
     const url =
       reportUrl(s, ranked.candidate.published_at) ??
@@ -656,7 +750,7 @@ export class Retriever {
       ...(ranked.candidate.lexical === undefined ? {} : { lexical_score: ranked.candidate.lexical }),
       ...(ranked.temporal === undefined ? {} : { temporal_score: ranked.temporal }),
       ...(ranked.dayDistance === undefined ? {} : { day_distance: ranked.dayDistance }),
-      ...(viaEntity === undefined ? {} : { via_entity: viaEntity }),
+      ...(origin === undefined ? {} : { via_entity: origin.entity, hop: origin.hop, via_query: origin.query }),
       entity_ids: s.entity_ids ?? [],
       ...(s.title ? { title: s.title } : {}),
       ...(s.entity_names ? { entity_names: s.entity_names } : {}),
