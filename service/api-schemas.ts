@@ -185,6 +185,25 @@ export const answerResponseSchema = z
       })
       .nullable()
       .describe("The extractive answer's leading sentence; null for an LLM answer or when nothing answered."),
+    disagreements: z
+      .array(
+        z.object({
+          slot: z.string().describe('What they disagree about: "killed", "injured", "% of vote", "seats", "name"…'),
+          sources: z
+            .array(
+              z.object({
+                n: z.number().int().min(1),
+                source: z.string().describe("The publisher's host."),
+                value: z.string().describe('What it reports: "12 killed", "Jane Smith".'),
+                published_at: isoTime,
+              }),
+            )
+            .length(2)
+            .describe('The two reports, the earlier first.'),
+        }),
+      )
+      .optional()
+      .describe('Sources of the extractive answer that report one event with different facts; absent when none do.'),
     model: z.string().nullable().describe('The model that wrote the answer; null for the extractive answer.'),
     fallback: z.string().optional().describe('Why an LLM answer was not given although a model is configured.'),
   })

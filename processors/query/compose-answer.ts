@@ -6,12 +6,14 @@
  *   first, chosen by relevance to the question and the kind of answer it asks for
  *   (`choose-answer-sentences.ts`), dated and cited; then a few further sentences that bear on it
  *   from other items, newest first. Every sentence is a retrieved text, word for word: nothing is
- *   invented;
+ *   invented. When two sources report the same event with different facts (a toll, a share, the
+ *   name asked for), a "Sources differ:" line says both, dated and cited (`find-disagreements.ts`);
  * - **LLM** (NEON §2.3 step 4, Figure 2): a prompt grounded in the numbered items; the reply's
  *   citation markers are checked against the items, and a marker that names no item is removed.
  */
 import type { ChatMessage } from '../extract/chat-model.js';
 import { chooseAnswerSentences, type ScoredSentence } from './choose-answer-sentences.js';
+import { findDisagreements, type Disagreement } from './find-disagreements.js';
 import { spellDate } from './reformulate-query.js';
 
 export interface AnswerItem {
@@ -44,11 +46,32 @@ export interface AnswerLead {
   name: string | null;
 }
 
+/** One of two sources that disagree about one event, as the answer cites it. */
+export interface DisagreeingSource {
+  /** The item's citation number. */
+  n: number;
+  /** The publisher's host. */
+  source: string;
+  /** What it reports ("12 killed", "Smith"). */
+  value: string;
+  /** ISO 8601. */
+  published_at: string;
+}
+
+/** Two sources that report one event with different facts (`find-disagreements.ts`), the earlier first. */
+export interface AnswerDisagreement {
+  /** What they disagree about: "killed", "injured", "% of vote", "seats", "name"… */
+  slot: string;
+  sources: [DisagreeingSource, DisagreeingSource];
+}
+
 export interface ComposedAnswer {
   answer: string;
   citations: Citation[];
   /** The extractive answer's leading sentence; null for an LLM answer or when nothing answered. */
   lead: AnswerLead | null;
+  /** Sources of the extractive answer that disagree about the same event; absent when none do. */
+  disagreements?: AnswerDisagreement[];
 }
 
 function citationOf(item: AnswerItem, n: number): Citation {
@@ -89,9 +112,24 @@ function datedLine(sentence: ScoredSentence, items: readonly AnswerItem[]): stri
   return `${date}: ${clause(sentence.text)} [${sentence.item + 1}].`;
 }
 
-function citationsInOrder(sentences: readonly ScoredSentence[], items: readonly AnswerItem[]): Citation[] {
+function citationsInOrder(sentences: readonly { item: number }[], items: readonly AnswerItem[]): Citation[] {
   const order = [...new Set(sentences.map((s) => s.item))];
   return order.map((i) => citationOf(items[i]!, i + 1));
+}
+
+function sourceOf(report: Disagreement['reports'][number]): DisagreeingSource {
+  return { n: report.item + 1, source: report.source, value: report.value, published_at: report.published_at };
+}
+
+/**
+ * "Sources differ: bbc.com reported 12 killed on March 1, 2025 [2]; reuters.com reported 15 killed
+ * on March 2, 2025 [4]." — both kept, each with its date and citation, the earlier first.
+ */
+function disagreementLine(disagreement: AnswerDisagreement): string {
+  const said = disagreement.sources.map(
+    (s) => `${s.source} reported ${s.value} on ${spellDate(Date.parse(s.published_at))} [${s.n}]`,
+  );
+  return `Sources differ: ${said.join('; ')}.`;
 }
 
 /**
@@ -127,13 +165,19 @@ export function extractiveAnswer(
   }
   const lead = choice.lead;
   const support = newestFirst(choice.support, used);
-  const lines = [leadLine(lead, choice.leadName, used[lead.item]!)];
+  // Sources that disagree about what the answer states are both said, right after the lead.
+  const disagreements = findDisagreements(used, [lead, ...support], {
+    nameAnswers: choice.type === 'person' || choice.type === 'name' || choice.type === 'place',
+  }).map((d): AnswerDisagreement => ({ slot: d.slot, sources: [sourceOf(d.reports[0]), sourceOf(d.reports[1])] }));
+  const lines = [leadLine(lead, choice.leadName, used[lead.item]!), ...disagreements.map(disagreementLine)];
   if (support.length > 0) lines.push(`Also, as of ${asOf}:`, ...support.map((s) => datedLine(s, used)));
   else lines.push(`Retrieved as of ${asOf}.`);
+  const disputed = disagreements.flatMap((d) => d.sources.map((s) => ({ item: s.n - 1 })));
   return {
     answer: lines.join('\n'),
-    citations: citationsInOrder([lead, ...support], used),
+    citations: citationsInOrder([lead, ...disputed, ...support], used),
     lead: { text: lead.text, n: lead.item + 1, name: choice.leadName },
+    ...(disagreements.length > 0 ? { disagreements } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import {
   answerPrompt,
   citedAnswer,
   extractiveAnswer,
+  type AnswerDisagreement,
   type AnswerItem,
   type AnswerLead,
   type Citation,
@@ -15,6 +16,8 @@ export interface AnswerResult extends RetrievalResult {
   citations: Citation[];
   /** The extractive answer's leading sentence (the item it cites, and the name it gives first); null otherwise. */
   lead: AnswerLead | null;
+  /** Sources of the extractive answer that report one event with different facts; absent when none do. */
+  disagreements?: AnswerDisagreement[];
   /** The model that wrote the answer; null for the extractive answer. */
   model: string | null;
   /** Why an LLM answer was not given although a model is configured (it failed), if so. */
