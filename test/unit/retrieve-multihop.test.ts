@@ -123,7 +123,7 @@ describe('iterative multi-hop retrieval', () => {
       const twice = await ask(datastore, TWO_HOP, 2, strategy);
       const leader = twice.find((item) => item.text.includes('Maria Lopez'));
       expect(leader, strategy).toBeDefined();
-      expect(leader).toMatchObject({ via_entity: 'e-blue-party', hop: 2, via_query: 'Blue Party leads' });
+      expect(leader).toMatchObject({ via_entity: 'e-blue-party', hop: 2, via_query: 'Blue Party leads Freedonia' });
       // The first ⌈k/2⌉ places keep the question's own best.
       expect(twice.slice(0, 2).map((item) => item.id)).toEqual(once.slice(0, 2).map((item) => item.id));
       // As of t_q in every hop: the later leader is never retrieved.
@@ -184,9 +184,9 @@ describe('decompose-question', () => {
       'e-red-party',
     ]);
     expect(subQueries(TWO_HOP, entities, bridges, [won, lost]).map((q) => q.text)).toEqual([
-      'Blue Party leads',
+      'Blue Party leads Freedonia',
       // "won" is not in the Red Party's report: still to find.
-      'Red Party leads won',
+      'Red Party leads won Freedonia',
     ]);
   });
 });
