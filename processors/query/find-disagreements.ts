@@ -29,6 +29,7 @@
 import { splitSentences } from '../markup/split-sentences.js';
 import { namesIn, namesSeenMidSentence, withoutDateline } from './answer-candidates.js';
 import { contentTerms, words } from './question-terms.js';
+import { cardinalValue, CARDINALS_BELOW_TWENTY, DIGIT_WORDS, TENS } from './number-words.js';
 
 /** What is read of a retrieved item. */
 export interface ReportedItem {
@@ -80,37 +81,9 @@ const MIN_SHARED_SHARE = 0.5;
 /** Two approximate figures ("about 100") agree within this share of the larger. */
 const APPROXIMATE_SHARE = 0.1;
 
-const SMALL_NUMBERS: Record<string, number> = {
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-  thirteen: 13,
-  fourteen: 14,
-  fifteen: 15,
-  sixteen: 16,
-  seventeen: 17,
-  eighteen: 18,
-  nineteen: 19,
-};
-const TENS: Record<string, number> = {
-  twenty: 20,
-  thirty: 30,
-  forty: 40,
-  fifty: 50,
-  sixty: 60,
-  seventy: 70,
-  eighty: 80,
-  ninety: 90,
-};
-const UNITS_WORDS = 'one|two|three|four|five|six|seven|eight|nine';
+/** Number words from two up ("one" is left out: "no one was killed"). */
+const SMALL_NUMBERS = Object.keys(CARDINALS_BELOW_TWENTY).filter((w) => w !== 'one');
+const UNITS_WORDS = DIGIT_WORDS.join('|');
 const SCALES: Record<string, number> = { thousand: 1e3, million: 1e6, billion: 1e9, trillion: 1e12 };
 
 /**
@@ -118,7 +91,7 @@ const SCALES: Record<string, number> = { thousand: 1e3, million: 1e6, billion: 1
  * sign; or a number word from two to ninety-nine ("one" is left out: "no one was killed").
  */
 const FIGURE = new RegExp(
-  `([$£€]\\s?)?\\b(\\d{1,3}(?:,\\d{3})+|\\d+)(\\.\\d+)?(\\s?(?:%|percent\\b|per cent\\b))?(\\s(?:thousand|million|billion|trillion)\\b)?|\\b((?:${Object.keys(TENS).join('|')})(?:-(?:${UNITS_WORDS}))?|${Object.keys(SMALL_NUMBERS).join('|')})\\b`,
+  `([$£€]\\s?)?\\b(\\d{1,3}(?:,\\d{3})+|\\d+)(\\.\\d+)?(\\s?(?:%|percent\\b|per cent\\b))?(\\s(?:thousand|million|billion|trillion)\\b)?|\\b((?:${Object.keys(TENS).join('|')})(?:-(?:${UNITS_WORDS}))?|${SMALL_NUMBERS.join('|')})\\b`,
   'gi',
 );
 
@@ -196,9 +169,7 @@ interface Figure {
 function numberOf(match: RegExpMatchArray): number {
   const word = match[6];
   if (word !== undefined) {
-    const [tens, unit] = word.toLowerCase().split('-');
-    const units = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
-    return (TENS[tens!] ?? SMALL_NUMBERS[tens!] ?? 0) + (unit === undefined ? 0 : units.indexOf(unit) + 1);
+    return cardinalValue(word) ?? 0;
   }
   const scale = match[5] === undefined ? 1 : SCALES[match[5].trim().toLowerCase()]!;
   return Number(`${match[2]!.replace(/,/g, '')}${match[3] ?? ''}`) * scale;

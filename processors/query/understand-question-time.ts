@@ -34,6 +34,7 @@ import * as chrono from 'chrono-node';
 
 import { DAY_MS } from './rank-candidates.js';
 import type { ExplicitTimeParameters, SearchRequest } from './search-request.js';
+import { CARDINALS_BELOW_TWENTY, TENS } from './number-words.js';
 
 export type TimeExpressionKind = 'date' | 'range' | 'relative' | 'recency' | 'event';
 
@@ -204,21 +205,8 @@ const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'frida
 const NUMBER_WORDS: Record<string, number> = {
   a: 1,
   an: 1,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-  fifteen: 15,
-  twenty: 20,
-  thirty: 30,
+  ...CARDINALS_BELOW_TWENTY,
+  ...TENS,
   'a couple of': 2,
   couple: 2,
   few: 3,
