@@ -5,6 +5,7 @@ import { createEmbeddedTransport } from '../../streams/embedded/embedded-transpo
 import { localTopicSpecs, TOPICS } from '../../streams/pipeline/topics.js';
 import { topicRecord } from '../../streams/runtime/record-codec.js';
 import { DEDUPE_GROUP_HEADER, startDedupeStage } from '../../streams/stages/dedupe-stage.js';
+import { waitUntil } from '../harness/wait-until.js';
 
 /**
  * What the dedupe stage writes to news.chunks.unique, on the embedded transport: the survivor's last
@@ -35,13 +36,6 @@ function chunk(article: string, t: number): Chunk {
   };
 }
 
-const until = async (condition: () => boolean, what: string): Promise<void> => {
-  for (let waited = 0; !condition(); waited += 10) {
-    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
-
 describe('the dedupe stage writing survivors', () => {
   it('writes a survivor as it stands at each attempt, so a retried first write cannot put back fewer sources', async () => {
     const transport = createEmbeddedTransport();
@@ -65,9 +59,9 @@ describe('the dedupe stage writing survivors', () => {
     try {
       const producer = transport.producer();
       await producer.send(TOPICS.chunks, [topicRecord(TOPICS.chunks, 'Chunk', 'a', chunk('a', T0))]);
-      await until(() => refused > 0, 'the first write to be refused');
+      await waitUntil(() => refused > 0, 'the first write to be refused');
       await producer.send(TOPICS.chunks, [topicRecord(TOPICS.chunks, 'Chunk', 'b', chunk('b', T0 + 3_600_000))]);
-      await until(() => unique().length >= 2, 'both writes');
+      await waitUntil(() => unique().length >= 2, 'both writes');
     } finally {
       await stage.stop();
     }

@@ -9,6 +9,7 @@ import { topicRecord } from '../../streams/runtime/record-codec.js';
 import { StageError } from '../../streams/runtime/stage-error.js';
 import { WriteOrder } from '../../streams/runtime/write-order.js';
 import { startInteractionIndexStage } from '../../streams/stages/index-stage.js';
+import { waitUntil } from '../harness/wait-until.js';
 
 /**
  * The index stage writes the versions of one document in the order their records arrived: a
@@ -37,13 +38,6 @@ function statement(chunkIds: string[]): Interaction {
     extracted_at: T0,
   };
 }
-
-const until = async (condition: () => boolean, what: string): Promise<void> => {
-  for (let waited = 0; !condition(); waited += 10) {
-    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
 
 describe('the index stage writing versions of one document', () => {
   it('writes the newer version last even when the older one’s write is retried', async () => {
@@ -80,7 +74,7 @@ describe('the index stage writing versions of one document', () => {
         topicRecord(TOPICS.interactions, 'Interaction', 'e-harbour', statement(['a:v1:0'])),
         topicRecord(TOPICS.interactions, 'Interaction', 'e-harbour', statement(['a:v1:0', 'b:v1:0'])),
       ]);
-      await until(() => written.length >= 2, 'both versions written');
+      await waitUntil(() => written.length >= 2, 'both versions written');
     } finally {
       await stage.stop();
     }
