@@ -25,6 +25,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           globalSetup: ['test/harness/global-setup.ts'],
+          setupFiles: ['test/harness/deep-stacks.ts'],
           pool: 'forks',
           poolOptions: { forks: { singleFork: true } },
           testTimeout: 120_000,

@@ -441,20 +441,43 @@ export interface DatastoreContents {
   interactions: DocumentSummary[];
 }
 
+/**
+ * Runs a read again while its indices' shards are still starting: the pipeline creates a monthly
+ * index the moment its first document arrives, and a read polled at that moment meets an index
+ * whose only shard is not yet assigned ("no_shard_available_action_exception").
+ */
+async function whileShardsStart<T>(read: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await read();
+    } catch (error) {
+      if (
+        Date.now() > deadline ||
+        !JSON.stringify((error as { body?: unknown }).body ?? '').includes('no_shard_available')
+      )
+        throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 async function readIndex(
   es: Client,
   pattern: string,
   summarise: (source: Record<string, unknown>) => Omit<DocumentSummary, 'version'>,
 ): Promise<DocumentSummary[]> {
-  await es.indices.refresh({ index: pattern, allow_no_indices: true, ignore_unavailable: true });
-  const page = await es.search<Record<string, unknown>>({
-    index: pattern,
-    size: 10_000,
-    version: true,
-    track_total_hits: true,
-    allow_no_indices: true,
-    ignore_unavailable: true,
-    _source: { excludes: ['embedding'] },
+  const page = await whileShardsStart(async () => {
+    await es.indices.refresh({ index: pattern, allow_no_indices: true, ignore_unavailable: true });
+    return es.search<Record<string, unknown>>({
+      index: pattern,
+      size: 10_000,
+      version: true,
+      track_total_hits: true,
+      allow_no_indices: true,
+      ignore_unavailable: true,
+      _source: { excludes: ['embedding'] },
+    });
   });
   const total = typeof page.hits.total === 'number' ? page.hits.total : (page.hits.total?.value ?? 0);
   if (total > page.hits.hits.length) throw new Error(`${pattern}: ${total} documents, more than one page`);
