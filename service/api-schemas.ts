@@ -27,6 +27,20 @@ export const timelineQuery = z
   })
   .strict();
 
+export const entityEventsQuery = z
+  .object({
+    date: instant.optional().describe('As of this time (a bare date: the end of that day, UTC). Default: now.'),
+    from: instant.optional().describe('Only events first reported at or after this time (a bare date: its start).'),
+    limit: z.coerce.number().int().min(1).max(200).default(50).describe('The latest this many events.'),
+  })
+  .strict();
+
+export const eventQuery = z
+  .object({
+    date: instant.optional().describe('As of this time (a bare date: the end of that day, UTC). Default: now.'),
+  })
+  .strict();
+
 export const entityListQuery = z
   .object({
     q: z.string().max(200).optional().describe('Text the name or an alias contains.'),
@@ -216,6 +230,68 @@ export const timelineResponseSchema = z.object({
   date: isoTime.describe('As of this time.'),
   items: z.array(retrievedItemSchema).describe("The entity's interactions, newest first."),
   timings_ms: z.record(z.string(), z.number()),
+});
+
+const participantSchema = z.object({ id: z.string(), name: z.string() });
+
+export const eventJsonSchema = z
+  .object({
+    id: z.string().describe('`ev-` and its first report: stable while later reports join it.'),
+    day: z.iso.date().describe('UTC day of its first report.'),
+    when: isoTime.describe('Its first report.'),
+    last_reported: isoTime.describe('Its latest report as of the date.'),
+    who: z.array(participantSchema).describe('Its participants: the subject, then the object.'),
+    where: z.array(participantSchema).describe('The participants that are places.'),
+    what: z.string().describe('The statement that shares most words with the other reports.'),
+    reports: z
+      .array(
+        z.object({
+          interaction_id: z.string(),
+          statement: z.string(),
+          published_at: isoTime,
+          urls: z.array(z.string()).describe("The reporting articles' URLs."),
+        }),
+      )
+      .describe('Every report of the event (one event, many sources), earliest first.'),
+    sources: z.array(z.string()).describe('Distinct source URLs, in the order they first reported it.'),
+    articles: z.number().int().describe('Distinct articles behind the reports.'),
+  })
+  .describe('An event of the event graph: interactions of the same participants on one day that say the same thing.');
+
+const eventLinkSchema = z.object({
+  event_id: z.string(),
+  via: participantSchema.describe('The participant both events share.'),
+  when: isoTime,
+  what: z.string(),
+});
+
+export const entityEventsResponseSchema = z.object({
+  entity_id: z.string(),
+  name: z.string().nullable().describe("The entity's name in the registry; null when it is not there."),
+  date: isoTime.describe('As of this time.'),
+  events: z
+    .array(
+      eventJsonSchema.extend({
+        before: z.string().nullable().describe("The story's previous event."),
+        after: z.string().nullable().describe("The story's next event (as of the date)."),
+      }),
+    )
+    .describe("The entity's events, earliest first: its story."),
+  complete: z
+    .boolean()
+    .describe('False when older events were left out (the limit, or more interactions than a story reads).'),
+  timings_ms: z.record(z.string(), z.number()),
+});
+
+export const eventResponseSchema = z.object({
+  date: isoTime.describe('As of this time.'),
+  event: eventJsonSchema,
+  before: z
+    .array(eventLinkSchema)
+    .describe("For each participant, the event just before this one in the participant's story."),
+  after: z
+    .array(eventLinkSchema)
+    .describe("For each participant, the event just after this one in the participant's story, as of the date."),
 });
 
 export const entityJsonSchema = z

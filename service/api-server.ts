@@ -13,6 +13,7 @@ import type { ApiAccess } from './api-access.js';
 import { registerExtractionRoutes, type ExtractionRoutesOptions } from './extraction-routes.js';
 import type { EntityDirectory } from '../processors/query/entity-directory.js';
 import { registerEntityRoutes } from './entity-routes.js';
+import { registerEventRoutes } from './event-routes.js';
 import { registerStatusRoutes, type StatusDocument } from './status-routes.js';
 import type { ArticlePublisher } from '../processors/intake/article-input.js';
 import {
@@ -112,6 +113,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       retriever: options.retriever,
       ...access,
       ...(options.chat ? { chat: options.chat } : {}),
+    });
+  }
+  if (options.retriever) {
+    registerEventRoutes(app, {
+      retriever: options.retriever,
+      ...access,
+      ...(options.directory ? { directory: options.directory } : {}),
     });
   }
   if (options.extraction) registerExtractionRoutes(app, { ...options.extraction, ...access });

@@ -24,8 +24,13 @@ import {
   apiErrorSchema,
   articleIntakeResponseSchema,
   digestQuery,
+  entityEventsQuery,
+  entityEventsResponseSchema,
   entityJsonSchema,
   entityListQuery,
+  eventJsonSchema,
+  eventQuery,
+  eventResponseSchema,
   entityListResponseSchema,
   extractionTargetsQuery,
   extractionTargetsResponseSchema,
@@ -48,6 +53,9 @@ const COMPONENTS = {
   Retrieval: retrievalResponseSchema,
   Answer: answerResponseSchema,
   Timeline: timelineResponseSchema,
+  Event: eventJsonSchema,
+  EventWithNeighbours: eventResponseSchema,
+  EntityEvents: entityEventsResponseSchema,
   Entity: entityJsonSchema,
   EntityList: entityListResponseSchema,
   Mentions: mentionsResponseSchema,
@@ -197,6 +205,26 @@ export function openApiDocument(): Record<string, unknown> {
           summary: "An entity's interactions, newest first, as of a date",
           parameters: [pathParameter('id', 'Entity id.', entityId), ...queryParameters(timelineQuery)],
           responses: { 200: json('OK', 'Timeline'), ...errors([400, ...GUARDED, ...DATASTORE]) },
+        },
+      },
+      '/v1/entities/{id}/events': {
+        get: {
+          summary: "An entity's story: its events, earliest first, as of a date",
+          description:
+            "Events are built from the interactions as of the date: those of the same participants on one day that say the same thing are one event with many reports; each event links to the story's previous and next one.",
+          parameters: [pathParameter('id', 'Entity id.', entityId), ...queryParameters(entityEventsQuery)],
+          responses: { 200: json('OK', 'EntityEvents'), ...errors([400, ...GUARDED, ...DATASTORE]) },
+        },
+      },
+      '/v1/events/{id}': {
+        get: {
+          summary:
+            'One event of the event graph as of a date, with the events before and after it through each participant',
+          parameters: [pathParameter('id', 'Event id (`ev-…`).'), ...queryParameters(eventQuery)],
+          responses: {
+            200: json('OK', 'EventWithNeighbours'),
+            ...errors([400, 404, ...GUARDED, ...DATASTORE], { 404: 'no such event as of the date' }),
+          },
         },
       },
       '/v1/entities/{id}/mentions': {

@@ -1,7 +1,7 @@
 /**
  * The entity view: a search box with autocomplete (an ARIA 1.2 combobox over `GET /v1/entities`),
- * then for the chosen entity its mentions per day with its spike episodes, and its timeline of
- * interactions with their sources.
+ * then for the chosen entity its mentions per day with its spike episodes, its story (the events of
+ * the event graph, each with the sources that reported it) and its timeline of interactions.
  */
 import { describeError, getJson, isAbort, unlessAborted } from './api.js';
 import { DAY_MS, fillBuckets, fillMentionsTable, renderMentionsChart } from './chart.js';
@@ -62,6 +62,9 @@ export class EntityPanel {
     this.chartError = byId('mentions-error');
     this.table = /** @type {HTMLTableElement} */ (byId('mentions-table'));
     this.episodesList = byId('entity-episodes');
+    this.story = byId('story');
+    this.storyError = byId('story-error');
+    this.storyEmpty = byId('story-empty');
     this.timeline = byId('timeline');
     this.timelineError = byId('timeline-error');
     this.timelineEmpty = byId('timeline-empty');
@@ -283,6 +286,7 @@ export class EntityPanel {
 
     const id = encodeURIComponent(entity.id);
     const timeline = this.loadTimeline(id, signal);
+    const story = this.loadStory(id, signal);
     try {
       // A spike's entity comes with a name only: its first and last mention set the chart's period.
       const [details, spikes] = await Promise.all([
@@ -342,7 +346,7 @@ export class EntityPanel {
         this.chart.removeAttribute('aria-busy');
       }
     }
-    await timeline;
+    await Promise.all([timeline, story]);
   }
 
   /** @param {Entity} entity */
@@ -394,6 +398,66 @@ export class EntityPanel {
     } finally {
       if (!signal.aborted) this.timeline.removeAttribute('aria-busy');
     }
+  }
+
+  /**
+   * The entity's events, latest first (the API gives them earliest first, as a story reads).
+   * @param {string} id already URL-encoded
+   * @param {AbortSignal} signal
+   */
+  async loadStory(id, signal) {
+    this.story.setAttribute('aria-busy', 'true');
+    try {
+      const data = await getJson(`v1/entities/${id}/events`, { limit: 20 }, { signal });
+      /** @type {any[]} */
+      const events = Array.isArray(data.events) ? [...data.events].reverse() : [];
+      this.story.replaceChildren(...events.map((event) => this.renderStoryEvent(event, decodeURIComponent(id))));
+      this.storyEmpty.hidden = events.length > 0;
+      showError(this.storyError, null);
+    } catch (error) {
+      if (isAbort(error)) return;
+      this.story.replaceChildren();
+      this.storyEmpty.hidden = true;
+      showError(this.storyError, `The story could not be loaded: ${describeError(error)}`);
+    } finally {
+      if (!signal.aborted) this.story.removeAttribute('aria-busy');
+    }
+  }
+
+  /**
+   * @param {any} event
+   * @param {string} entityId
+   */
+  renderStoryEvent(event, entityId) {
+    /** @type {{ id: string, name: string }[]} */
+    const who = Array.isArray(event.who) ? event.who : [];
+    const others = who.filter((p) => p.id !== entityId).map((p) => String(p.name));
+    /** @type {string[]} */
+    const sources = Array.isArray(event.sources) ? event.sources : [];
+    const links = sources.flatMap((url) => {
+      const href = safeHref(url);
+      return href ? [externalLink(href, hostOf(href))] : [];
+    });
+    const meta = [
+      others.length > 0 ? `with ${others.join(', ')}` : null,
+      `${formatCount(Number(event.articles) || sources.length)} ${Number(event.articles) === 1 ? 'source' : 'sources'}`,
+    ].filter((part) => part !== null);
+    return h(
+      'li',
+      { class: 'timeline-item' },
+      h('div', { class: 'timeline-date' }, timeElement(event.when)),
+      h(
+        'div',
+        { class: 'timeline-body' },
+        h('p', { class: 'timeline-text' }, String(event.what ?? '')),
+        h(
+          'p',
+          { class: 'meta' },
+          `${meta.join(' · ')}${links.length > 0 ? ': ' : ''}`,
+          ...links.flatMap((link, i) => (i === 0 ? [link] : [', ', link])),
+        ),
+      ),
+    );
   }
 
   /** @param {any} item */

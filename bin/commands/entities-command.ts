@@ -11,6 +11,8 @@ import { clusterTransport } from './cluster-transport.js';
 import { formatTable } from './format-table.js';
 import { callService, findService, ServiceError, type ServiceTarget } from './service-client.js';
 import { printable } from './terminal-text.js';
+import { EventGraphReader } from '../../streams/retrieval/read-events.js';
+import { eventJson, type EventJson } from '../../service/event-routes.js';
 
 interface EntityJson {
   id: string;
@@ -26,6 +28,14 @@ interface TimelineJson {
   entity_id: string;
   date: string;
   items: RetrievedItem[];
+}
+
+interface StoryJson {
+  entity_id: string;
+  name: string | null;
+  date: string;
+  events: (EventJson & { before: string | null; after: string | null })[];
+  complete: boolean;
 }
 
 interface MentionsJson {
@@ -178,6 +188,59 @@ export function registerEntitiesCommand(program: Command): void {
       out(`${entity?.name ?? id} as of ${timeline.date.slice(0, 10)}: ${timeline.items.length} interactions`);
       for (const item of timeline.items) {
         out(`${item.published_at.slice(0, 10)}  ${item.text}${item.url ? `  <${item.url}>` : ''}`);
+      }
+    });
+
+  entities
+    .command('story')
+    .description('an entity’s events as of a date, earliest first, each with the sources that reported it')
+    .argument('<id>', 'entity id, e.g. e-donald-trump (see `neon entities search`)')
+    .option('--date <date>', 'as of this date (YYYY-MM-DD or ISO 8601); default now')
+    .option('--limit <n>', 'the latest n events (1–200)', '20')
+    .option('--api <url>', 'ask a running neon-stream (default: NEON_API_URL, or the running neon start)')
+    .option('--json', 'JSON output')
+    .action(async (id: string, flags: { date?: string; limit: string; api?: string; json?: boolean }) => {
+      const limit = positive(flags.limit, '--limit', 200);
+      const tq = asOf(flags.date);
+      const service = findService(flags.api);
+      let story: StoryJson;
+      if (service) {
+        const query = new URLSearchParams({ limit: String(limit), date: new Date(tq).toISOString() });
+        story = await callService<StoryJson>(
+          service,
+          `/v1/entities/${encodeURIComponent(id)}/events?${query.toString()}`,
+        );
+      } else {
+        story = await withCluster(async ({ retriever, directory }) => {
+          const read = await new EventGraphReader(retriever).story(id, tq, {
+            limit,
+            isPlace: (entity) => directory.get(entity)?.type === 'LOCATION',
+          });
+          return {
+            entity_id: id,
+            name: directory.get(id)?.name ?? null,
+            date: new Date(tq).toISOString(),
+            events: read.events.map((e) => ({ ...eventJson(e), before: e.before, after: e.after })),
+            complete: read.complete,
+          };
+        });
+      }
+      if (flags.json) return out(JSON.stringify(story, null, 2));
+      const older = story.complete ? '' : ' (older events left out)';
+      out(`${story.name ?? id} as of ${story.date.slice(0, 10)}: ${story.events.length} events${older}`);
+      for (const event of story.events) {
+        const others = event.who.filter((p) => p.id !== id).map((p) => p.name);
+        const hosts = [...new Set(event.sources.map((url) => URL.parse(url)?.host ?? url))];
+        out(`${event.when.slice(0, 10)}  ${event.what}`);
+        out(
+          `            ${[
+            others.length > 0 ? `with ${others.join(', ')}` : '',
+            `${hosts.length} source${hosts.length === 1 ? '' : 's'}: ${hosts.join(', ')}`,
+            event.id,
+          ]
+            .filter((part) => part !== '')
+            .join(' · ')}`,
+        );
       }
     });
 

@@ -229,8 +229,11 @@ export interface ListRequest {
   kind: DatastoreKind;
   filter: DocumentFilter;
   limit: number;
-  /** `newest`: published_at descending, then id ascending (a stable page order). */
-  order: 'newest' | 'none';
+  /**
+   * `newest`: published_at descending, then id ascending (a stable page order); `oldest`:
+   * published_at ascending, then id ascending (what comes next after a time).
+   */
+  order: 'newest' | 'oldest' | 'none';
   timeoutMs: number;
 }
 

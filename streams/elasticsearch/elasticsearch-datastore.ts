@@ -302,7 +302,14 @@ export class ElasticsearchDatastore implements Datastore {
   async list(request: ListRequest): Promise<StoredDocument[]> {
     const response = await this.search<Source>([request.kind], request.filter, request.timeoutMs, {
       query: { bool: { filter: filterClauses(request.filter) } },
-      ...(request.order === 'newest' ? { sort: [{ published_at: 'desc' as const }, { id: 'asc' as const }] } : {}),
+      ...(request.order === 'none'
+        ? {}
+        : {
+            sort: [
+              { published_at: request.order === 'newest' ? ('desc' as const) : ('asc' as const) },
+              { id: 'asc' as const },
+            ],
+          }),
       size: request.limit,
       _source: SOURCE_FIELDS,
     });

@@ -261,8 +261,9 @@ export class EmbeddedDatastore implements Datastore {
 
   list(request: ListRequest): Promise<StoredDocument[]> {
     const found = [...this.candidates([request.kind], request.filter)].map((e) => e.document);
-    if (request.order === 'newest') {
-      found.sort((a, b) => b.published_at - a.published_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (request.order !== 'none') {
+      const direction = request.order === 'newest' ? -1 : 1;
+      found.sort((a, b) => direction * (a.published_at - b.published_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     }
     return Promise.resolve(found.slice(0, request.limit));
   }

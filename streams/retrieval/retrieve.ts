@@ -682,7 +682,7 @@ export class Retriever {
    * correction or retraction first reported by then names (see supersede-revisions.ts). Two filtered
    * reads of the chunks datastore, at once; usually both find nothing.
    */
-  private async supersededAsOf(documents: StoredDocument[], filter: DocumentFilter): Promise<Set<string>> {
+  async supersededAsOf(documents: StoredDocument[], filter: DocumentFilter): Promise<Set<string>> {
     const { to } = timeBounds(filter);
     const asOf: DocumentFilter = Number.isFinite(to) ? { publishedTo: to } : {};
     const read = (where: DocumentFilter): Promise<StoredDocument[]> =>

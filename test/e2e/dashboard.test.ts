@@ -391,6 +391,17 @@ describe('the dashboard over the real API and pipeline', () => {
     expect(await page.locator('#timeline > li').first().innerText()).toContain(timeline.items[0]!.text);
     const links = await attributeOfAll(page.locator('#timeline a'), 'href');
     expect(links).toEqual(timeline.items.map((i) => i.url).filter((url) => url !== null));
+    // Its story: the API's events, latest first, each with the sources that reported it.
+    const story = await api<{ events: { what: string; sources: string[] }[] }>(
+      `v1/entities/${encodeURIComponent(kestrel)}/events`,
+      { limit: 20 },
+    );
+    expect(story.events.length).toBeGreaterThan(0);
+    await expect.poll(() => page.locator('#story > li').count(), WAIT).toBe(story.events.length);
+    expect(await page.locator('#story > li').first().innerText()).toContain(story.events.at(-1)!.what);
+    expect(await attributeOfAll(page.locator('#story a'), 'href')).toEqual(
+      [...story.events].reverse().flatMap((e) => e.sources),
+    );
     await screenshot(page, '03-entity-kestrel-desktop');
 
     // An alert's entity is a way in too: it selects the entity and moves focus to it.

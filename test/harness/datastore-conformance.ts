@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { chunkDocument, interactionDocument } from '../../processors/index/index-documents.js';
+import { eventIdOf } from '../../processors/events/event-graph.js';
+import { interactionId } from '../../processors/extract/interaction-extractor.js';
+import { EventGraphReader } from '../../streams/retrieval/read-events.js';
 import { DAY_MS } from '../../processors/query/rank-candidates.js';
 import {
   parseSearchRequest,
@@ -272,6 +275,40 @@ function chunk(id: string, t: number): Chunk {
   };
 }
 
+/**
+ * For the event graph: statements of September 2025 (a month of its own, after every corpus above).
+ * Two sources report Nimbus's purchase of Orbit the same morning, the second naming Orbit first; the
+ * same day Nimbus's chief visits Lyon; regulators approve the purchase five days later. Orbit's own
+ * story has a lost contract before and a lawsuit after. One statement comes after EVENT_TQ.
+ */
+const EVENT_TQ = Date.UTC(2025, 8, 20, 12);
+const EVENT_CORPUS: [key: string, t: number, subject: string, object: string, text: string][] = [
+  ['lost', Date.UTC(2025, 8, 5, 9), 'Orbit', 'Quill', 'Orbit lost its satellite launch contract with Quill.'],
+  ['buy', Date.UTC(2025, 8, 10, 8), 'Nimbus', 'Orbit', 'Nimbus agreed to buy Orbit for two billion dollars.'],
+  ['buy-again', Date.UTC(2025, 8, 10, 11), 'Orbit', 'Nimbus', 'Orbit accepted a two billion dollar offer to buy it.'],
+  ['visit', Date.UTC(2025, 8, 10, 12), 'Nimbus', 'Lyon', "Nimbus's chief executive toured a factory near Lyon."],
+  ['sued', Date.UTC(2025, 8, 12, 9), 'Quill', 'Orbit', 'Quill sued Orbit over the cancelled launch.'],
+  ['approved', Date.UTC(2025, 8, 15, 9), 'Nimbus', 'Orbit', "Regulators approved Nimbus's purchase of Orbit."],
+  ['later', Date.UTC(2025, 8, 25, 9), 'Nimbus', 'Orbit', 'Nimbus completed the purchase of Orbit.'],
+];
+
+function eventStatement([key, t, subject, object, text]: (typeof EVENT_CORPUS)[number]): Interaction {
+  const entity = (name: string): string => `e-${name.toLowerCase()}`;
+  return {
+    ...interaction(key, t),
+    id: interactionId('M2', entity(subject), entity(object), text, t),
+    subject_id: entity(subject),
+    subject_name: subject,
+    object_id: entity(object),
+    object_name: object,
+    text,
+    urls: [`https://${key}.news.example/story`],
+  };
+}
+
+const EVENT_STATEMENTS = EVENT_CORPUS.map(eventStatement);
+const statementId = (key: string): string => EVENT_STATEMENTS[EVENT_CORPUS.findIndex(([k]) => k === key)]!.id;
+
 export interface DatastoreUnderTest {
   datastore: Datastore;
   /** Removes what the test created. */
@@ -319,6 +356,15 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
           index: monthlyIndex(interactions, t),
           id,
           document: interactionDocument(hopInteraction(id, t, subject, object), at(cos), MODEL, TQ),
+        }),
+      ),
+    );
+    await Promise.all(
+      EVENT_STATEMENTS.map((statement) =>
+        writer.write({
+          index: monthlyIndex(interactions, statement.t),
+          id: statement.id,
+          document: interactionDocument(statement, at(0.1), MODEL, TQ),
         }),
       ),
     );
@@ -570,6 +616,66 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       expect(limited.status).toBe(429);
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect((await fetch(`${base}/v1/search?q=doja&date=${date}`, asKey('key-two'))).status).toBe(200);
+    });
+  });
+
+  describe(`the event graph on ${label}`, () => {
+    const event = (key: string): string => eventIdOf(statementId(key));
+    let server: ApiServer | undefined;
+    afterAll(async () => server?.close());
+
+    it("one event from many sources, an entity's story in time order, nothing from after the date", async () => {
+      const reader = new EventGraphReader(retriever);
+      const story = await reader.story('e-nimbus', EVENT_TQ, { limit: 10 });
+      expect(story.complete).toBe(true);
+      expect(story.events.map((e) => e.id)).toEqual([event('buy'), event('visit'), event('approved')]);
+      const [purchase, visit, approval] = story.events;
+      expect(purchase!.reports.map((r) => r.interaction_id)).toEqual([statementId('buy'), statementId('buy-again')]);
+      expect(purchase!.sources).toEqual(['https://buy.news.example/story', 'https://buy-again.news.example/story']);
+      expect(purchase!.who.map((p) => p.id)).toEqual(['e-nimbus', 'e-orbit']);
+      expect([purchase!.before, purchase!.after, visit!.before, approval!.after]).toEqual([
+        null,
+        event('visit'),
+        event('buy'),
+        null,
+      ]);
+      // As of the first report's hour: one source so far, and nothing after.
+      const early = await reader.story('e-nimbus', Date.UTC(2025, 8, 10, 9), { limit: 10 });
+      expect(early.events.map((e) => [e.id, e.reports.length])).toEqual([[event('buy'), 1]]);
+      // The latest events when limited; the older are said to be missing.
+      const latest = await reader.story('e-nimbus', EVENT_TQ, { limit: 2 });
+      expect([latest.events.map((e) => e.id), latest.complete]).toEqual([[event('visit'), event('approved')], false]);
+    });
+
+    it('an event with its neighbours through each participant, over the API', async () => {
+      server = await startApiServer({ port: 0, retriever });
+      const base = server.url;
+      const response = await fetch(`${base}/v1/events/${event('buy')}?date=2025-09-20`);
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as {
+        event: { id: string; who: { id: string }[]; reports: unknown[] };
+        before: { event_id: string; via: { id: string } }[];
+        after: { event_id: string; via: { id: string } }[];
+      };
+      expect(body.event.id).toBe(event('buy'));
+      expect(body.event.reports).toHaveLength(2);
+      expect(body.before.map((l) => [l.via.id, l.event_id])).toEqual([['e-orbit', event('lost')]]);
+      expect(body.after.map((l) => [l.via.id, l.event_id])).toEqual([
+        ['e-nimbus', event('visit')],
+        ['e-orbit', event('sued')],
+      ]);
+      // Named after a later report, the event is found by the report, under its own id; an event not
+      // reported by the date is not there.
+      const byLaterReport = await fetch(`${base}/v1/events/${eventIdOf(statementId('buy-again'))}?date=2025-09-20`);
+      expect(((await byLaterReport.json()) as { event: { id: string } }).event.id).toBe(event('buy'));
+      expect((await fetch(`${base}/v1/events/${event('later')}?date=2025-09-20`)).status).toBe(404);
+      expect((await fetch(`${base}/v1/events/${event('buy')}?date=2025-09-09`)).status).toBe(404);
+      const story = (await (await fetch(`${base}/v1/entities/e-orbit/events?date=2025-09-20`)).json()) as {
+        events: { id: string; before: string | null }[];
+      };
+      expect(story.events.map((e) => e.id)).toEqual([event('lost'), event('buy'), event('sued'), event('approved')]);
+      expect(story.events[1]!.before).toBe(event('lost'));
+      expect((await fetch(`${base}/v1/entities/e-orbit/events?limit=0`)).status).toBe(400);
     });
   });
 
@@ -1088,6 +1194,14 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         timeoutMs: 5_000,
       });
       expect(newest.map((d) => d.id)).toEqual(['b', 'a', 'c']);
+      const oldest = await datastore.list({
+        kind: 'interactions',
+        filter: { entityId: 'e-p2j', publishedTo: TQ },
+        order: 'oldest',
+        limit: 3,
+        timeoutMs: 5_000,
+      });
+      expect(oldest.map((d) => d.id)).toEqual(['g', 'f', 'd']);
       const byDay = await datastore.histogram({
         kind: 'chunks',
         filter: { entityId: 'e-doja-cat', publishedFrom: TQ - 30 * DAY_MS, publishedTo: TQ },
@@ -1112,7 +1226,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         { start: TQ - 3 * HOUR, count: 1 },
         { start: TQ - HOUR, count: 1 },
       ]);
-      expect(await datastore.count('interactions')).toBe(CORPUS.length + HOP_CORPUS.length + 1);
+      expect(await datastore.count('interactions')).toBe(CORPUS.length + HOP_CORPUS.length + EVENT_CORPUS.length + 1);
       expect(await datastore.count('chunks')).toBe(
         CORPUS.length + HYBRID_CORPUS.length + 2 + REVISION_CHUNKS.length + CORRECTION_CHUNKS.length,
       );
@@ -1149,7 +1263,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       await expect(datastore.prepare({ model: 'another-model', dimensions: 8 })).rejects.toThrow(
         DatastoreMismatchError,
       );
-      // Months before August 2023 go: the 2023.08, 2023.09, 2024.03 and 2025.05 indices stay.
+      // Months before August 2023 go: the 2023.08, 2023.09, 2024.03, 2025.05 and 2025.09 indices stay.
       const dropped = await datastore.dropMonthsBefore('interactions', Date.UTC(2023, 7, 1));
       expect(dropped).toEqual([]);
       const gone = await datastore.dropMonthsBefore('interactions', Date.UTC(2023, 8, 1));
@@ -1159,6 +1273,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         `${prefix}-interactions-2023.09`,
         `${prefix}-interactions-2024.03`,
         `${prefix}-interactions-2025.05`,
+        `${prefix}-interactions-2025.09`,
       ]);
     });
 
