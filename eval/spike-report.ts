@@ -530,6 +530,25 @@ interface Miss {
   title: string;
   stories: number;
   reason: MissReason;
+  /** A split's names: the product's entities linked to the title, with their articles in the window. */
+  names?: { id: string; articles: number }[];
+}
+
+/** The articles naming each entity of `title` from two days before `start` to `start`, most first. */
+function namesOfTitle(
+  title: string,
+  start: number,
+  titles: ReadonlyMap<string, string>,
+  perDay: ReadonlyMap<string, ReadonlyMap<number, number>>,
+): { id: string; articles: number }[] {
+  return [...titles]
+    .filter(([, t]) => t === title)
+    .map(([id]) => ({
+      id,
+      articles: [0, 1, 2].reduce((sum, back) => sum + (perDay.get(id)?.get(start - back * DAY_MS) ?? 0), 0),
+    }))
+    .filter((n) => n.articles > 0)
+    .sort((a, b) => b.articles - a.articles || a.id.localeCompare(b.id));
 }
 
 /** The reachable human bursts the run missed, each with why (`explainMiss`). */
@@ -545,12 +564,16 @@ function explainMisses(
   const perDay = articlesPerEntityDay(marked);
   return bursts
     .filter((burst) => burstHit(burst, run.byDay, titles) === undefined)
-    .map((burst) => ({
-      date: dayString(burst.start),
-      title: burst.title,
-      stories: burst.stories,
-      reason: explainMiss(burst, visible, episodes, titles, perDay),
-    }));
+    .map((burst) => {
+      const reason = explainMiss(burst, visible, episodes, titles, perDay);
+      return {
+        date: dayString(burst.start),
+        title: burst.title,
+        stories: burst.stories,
+        reason,
+        ...(reason === 'split_names' ? { names: namesOfTitle(burst.title, burst.start, titles, perDay) } : {}),
+      };
+    });
 }
 
 const MISS_REASONS: Record<MissReason, string> = {
