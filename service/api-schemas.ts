@@ -174,6 +174,16 @@ const retrievalFields = {
     .describe('Entities of the registry the question names.'),
   items: z.array(retrievedItemSchema),
   timings_ms: z.record(z.string(), z.number()),
+  decomposition: z
+    .object({
+      by: z.string().describe('The model that planned the later hops, or "offline".'),
+      fallbacks: z
+        .array(z.string())
+        .optional()
+        .describe("Hops the model's plan could not be used for (planned offline instead), and why."),
+    })
+    .optional()
+    .describe('How the later hops were planned; present when more than one hop was asked for.'),
 };
 
 export const retrievalResponseSchema = z

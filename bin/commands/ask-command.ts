@@ -38,6 +38,15 @@ interface AskFlags {
   json?: boolean;
 }
 
+/** How the second hop was planned, for the summary line. */
+function secondHop(result: AnswerResult): string {
+  const planned = result.decomposition;
+  if (!planned) return '';
+  if (planned.by === 'offline') return ' with a second hop (planned offline)';
+  const fallback = planned.fallbacks?.length ? `; offline instead: ${planned.fallbacks.join('; ')}` : '';
+  return ` with a second hop (planned by ${planned.by}${fallback})`;
+}
+
 function printAnswer(result: AnswerResult, request: SearchRequest, flags: AskFlags): void {
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -54,7 +63,7 @@ function printAnswer(result: AnswerResult, request: SearchRequest, flags: AskFla
   for (const c of result.citations) out(`[${c.n}] ${c.published_at.slice(0, 10)}  ${c.url ?? `(${c.kind} ${c.id})`}`);
   out();
   out(
-    `${result.items.length} items by ${request.strategy}${(request.hops ?? 1) > 1 ? ' with a second hop' : ''} ` +
+    `${result.items.length} items by ${request.strategy}${secondHop(result)} ` +
       `from ${request.store} (${request.fusion ?? DEFAULT_FUSION} fusion) as of ` +
       `${spellDate(request.tq)}; q′ = "${result.reformulated}"` +
       (result.model ? `; answer by ${result.model}` : result.fallback ? `; extractive (LLM: ${result.fallback})` : ''),
@@ -152,6 +161,7 @@ export function registerAskCommand(program: Command): void {
           datastore: new ElasticsearchDatastore({ es, prefix: indexPrefix() }),
           embedder,
           ...(linker ? { linker } : {}),
+          ...(chat ? { planner: chat } : {}),
         });
         const result = await answerQuestion(retriever, parsed.request, chat);
         printAnswer(result, parsed.request, flags);

@@ -145,7 +145,8 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
   const feed = followsSpikes
     ? await followSpikes(transport, TOPICS.spikes, log ? { log } : {})
     : hubFeed(new SpikeHub());
-  const retriever = new Retriever({ datastore, embedder, linker });
+  // The configured model also plans multi-hop retrieval's later hops (asked for per request).
+  const retriever = new Retriever({ datastore, embedder, linker, ...(chat ? { planner: chat } : {}) });
   const extractor: InteractionExtractor = chat ? new LlmInteractionExtractor(chat) : new OfflineInteractionExtractor();
   const configured = new ConfiguredTargets(options.extract.subjects);
   const mode = options.extract.targets ?? (chat ? 'gated' : 'all');

@@ -6,8 +6,11 @@ import {
   isSufficient,
   subQueries,
   type Evidence,
+  type SubQuery,
 } from '../../processors/query/decompose-question.js';
 import { fuseRankings, type FusionMode } from '../../processors/query/fuse-rankings.js';
+import type { ChatModel } from '../../processors/extract/chat-model.js';
+import { hopPlanRequest, readHopPlan } from '../../processors/query/plan-hops-with-llm.js';
 import {
   DAY_MS,
   dayOf,
@@ -107,6 +110,12 @@ export interface RetrievalResult {
   entities: LinkedEntity[];
   items: RetrievedItem[];
   timings_ms: Record<string, number>;
+  /**
+   * How the later hops were planned, when more than one was asked for: by the configured model
+   * (its name), or `offline` (the question's entities and the graph; `decompose-question.ts`). A
+   * hop whose plan the model did not give falls back to the offline one and says why.
+   */
+  decomposition?: { by: string; fallbacks?: string[] };
 }
 
 type Source = StoredDocument;
@@ -130,6 +139,8 @@ export interface RetrieverOptions {
   /** Needed by `search` only: timelines and mention counts read stored documents. */
   embedder?: Embedder;
   linker?: EntityLinker;
+  /** Plans the later hops of multi-hop retrieval (`plan-hops-with-llm.ts`); offline without one. */
+  planner?: ChatModel;
   /** Per Elasticsearch call. Default 5 s. */
   timeoutMs?: number;
 }
@@ -203,6 +214,8 @@ function reportUrl(source: Source, t: number): string | undefined {
 
 /** Entities followed by each later hop: EventRAG follows a few edges of the graph, not all of them. */
 const BRIDGE_ENTITIES = 2;
+/** Entities a planning model may choose the hop's from. */
+const PLANNED_CANDIDATES = 6;
 
 /** Times one step of a retrieval into its timings. */
 type Timer = <T>(step: string, run: () => Promise<T> | T) => Promise<T>;
@@ -423,9 +436,19 @@ export class Retriever {
 
     let ranked = await this.rankByStrategy(request, kinds, query, range, time);
     let via = new Map<string, HopOrigin>();
+    let decomposition: RetrievalResult['decomposition'];
     if ((request.hops ?? 1) > 1) {
       const first = ranked;
-      ({ ranked, via } = await this.laterHops(request, kinds, query, range, first, entities, embedder, time));
+      ({ ranked, via, decomposition } = await this.laterHops(
+        request,
+        kinds,
+        query,
+        range,
+        first,
+        entities,
+        embedder,
+        time,
+      ));
     }
     const urls = await time('cite', () => this.chunkUrls(ranked.map((r) => r.candidate.source)));
     const result: RetrievalResult = {
@@ -433,6 +456,7 @@ export class Retriever {
       entities,
       items: ranked.map((r) => this.item(r, urls, via.get(r.candidate.id))),
       timings_ms: timings,
+      ...(decomposition ? { decomposition } : {}),
     };
     return { result, ranked };
   }
@@ -504,8 +528,14 @@ export class Retriever {
     asked: LinkedEntity[],
     embedder: Embedder,
     time: Timer,
-  ): Promise<{ ranked: Ranked<Hit>[]; via: Map<string, HopOrigin> }> {
+  ): Promise<{
+    ranked: Ranked<Hit>[];
+    via: Map<string, HopOrigin>;
+    decomposition: NonNullable<RetrievalResult['decomposition']>;
+  }> {
     const started = performance.now();
+    const planner = this.options.planner;
+    const fallbacks: string[] = [];
     const question = request.topic ?? request.q;
     const followed = new Set(asked.map((e) => e.id));
     const seen = new Set(first.map((r) => r.candidate.id));
@@ -515,12 +545,30 @@ export class Retriever {
     const maxHops = Math.max(1, request.hops ?? 1);
     for (let hop = 2; hop <= maxHops; hop++) {
       const evidence = [...first, ...found].map(evidenceOf);
-      if (isSufficient(request.q, asked, evidence).sufficient) break;
       if (performance.now() - started > this.timeoutMs) break;
-      const bridges = bridgeEntities(evidence, followed, BRIDGE_ENTITIES);
-      if (bridges.length === 0) break;
-      for (const bridge of bridges) followed.add(bridge.id);
-      const queries = subQueries(question, asked, bridges, evidence);
+      let queries: SubQuery[] | undefined;
+      if (planner) {
+        const candidates = bridgeEntities(evidence, followed, PLANNED_CANDIDATES);
+        try {
+          const reply = await time(`plan_hop${hop}`, () =>
+            planner.complete(
+              hopPlanRequest(request.q, publishedDay(request.tq), evidence, candidates, BRIDGE_ENTITIES),
+            ),
+          );
+          const plan = readHopPlan(reply.text, candidates, BRIDGE_ENTITIES);
+          if (plan.sufficient || plan.follow.length === 0) break;
+          queries = plan.follow.map((f) => ({ bridge: f.bridge, text: f.text, asking: f.asking }));
+        } catch (error) {
+          fallbacks.push(`hop ${hop}: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+      if (queries === undefined) {
+        if (isSufficient(request.q, asked, evidence).sufficient) break;
+        const bridges = bridgeEntities(evidence, followed, BRIDGE_ENTITIES);
+        if (bridges.length === 0) break;
+        queries = subQueries(question, asked, bridges, evidence);
+      }
+      for (const sub of queries) followed.add(sub.bridge.id);
       const vectors =
         query.fusion === 'lexical'
           ? []
@@ -568,7 +616,14 @@ export class Retriever {
     const fills = (r: Ranked<Hit>): number => (gapFilled.has(r.candidate.id) ? 1 : 0);
     found.sort((a, b) => fills(b) - fills(a) || b.score - a.score || a.candidate.id.localeCompare(b.candidate.id));
     const kept = Math.ceil(request.k / 2);
-    return { ranked: [...first.slice(0, kept), ...found, ...first.slice(kept)].slice(0, request.k), via };
+    return {
+      ranked: [...first.slice(0, kept), ...found, ...first.slice(kept)].slice(0, request.k),
+      via,
+      decomposition: {
+        by: planner ? planner.model : 'offline',
+        ...(fallbacks.length > 0 ? { fallbacks } : {}),
+      },
+    };
   }
 
   /**

@@ -8,7 +8,12 @@ import type { Chunk } from '../../schemas/records.generated.js';
 import type { Datastore } from '../../streams/datastore/datastore.js';
 import { datastoreNames, monthlyIndex } from '../../streams/elasticsearch/datastore-templates.js';
 import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
-import { Retriever, type RetrievedItem } from '../../streams/retrieval/retrieve.js';
+import { Retriever, type RetrievalResult, type RetrievedItem } from '../../streams/retrieval/retrieve.js';
+import { hopPlanRequest, readHopPlan, UnreadablePlan } from '../../processors/query/plan-hops-with-llm.js';
+import type { ChatModel } from '../../processors/extract/chat-model.js';
+import { llmConfig } from '../../processors/extract/llm-config.js';
+import { OpenAiChatModel } from '../../streams/llm/openai-chat-model.js';
+import { fakeReplies, startFakeOpenAiServer } from '../../devkit/fake-openai-server.js';
 
 const DAY = 86_400_000;
 const TQ = Date.UTC(2025, 2, 10, 12);
@@ -101,14 +106,24 @@ async function electionStream(): Promise<Datastore> {
 
 const linker = new EntityLinker(Object.entries(ENTITIES).map(([name, id]) => ({ id, name, aliases: [], mentions: 1 })));
 
-async function ask(datastore: Datastore, q: string, hops: number, strategy = 'generic'): Promise<RetrievedItem[]> {
-  const retriever = new Retriever({ datastore, embedder, linker });
+async function search(
+  datastore: Datastore,
+  q: string,
+  hops: number,
+  strategy = 'generic',
+  planner?: ChatModel,
+): Promise<RetrievalResult> {
+  const retriever = new Retriever({ datastore, embedder, linker, ...(planner ? { planner } : {}) });
   const parsed = parseSearchRequest(
     { q, date: new Date(TQ).toISOString(), k: 3, strategy, store: 'chunks', hops, time_words: false, window_days: 30 },
     TQ,
   );
   if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-  return (await retriever.search(parsed.request)).items;
+  return retriever.search(parsed.request);
+}
+
+async function ask(datastore: Datastore, q: string, hops: number, strategy = 'generic'): Promise<RetrievedItem[]> {
+  return (await search(datastore, q, hops, strategy)).items;
 }
 
 const TWO_HOP = 'Who leads the party that won the election in Freedonia?';
@@ -188,5 +203,116 @@ describe('decompose-question', () => {
       // "won" is not in the Red Party's report: still to find.
       'Red Party leads won Freedonia',
     ]);
+  });
+});
+
+describe('multi-hop planned by a language model (over HTTP to an OpenAI-compatible server)', () => {
+  const planner = (url: string): ChatModel =>
+    new OpenAiChatModel(
+      llmConfig({
+        baseUrl: url,
+        model: 'planner-model',
+        timeoutMs: 2_000,
+        retry: { attempts: 1, baseMs: 1, capMs: 5 },
+      }),
+    );
+
+  it("follows the entity the model chooses with the model's own query, as of t_q", async () => {
+    const fake = await startFakeOpenAiServer();
+    const chat = planner(fake.url);
+    try {
+      fake.enqueue(
+        fakeReplies.json({
+          sufficient: false,
+          follow: [{ entity: 'blue party', query: 'Who leads the Blue Party?' }],
+        }),
+        fakeReplies.json({ sufficient: true }),
+      );
+      const result = await search(await electionStream(), TWO_HOP, 2, 'tempralm', chat);
+      console.log(
+        JSON.stringify(result.decomposition),
+        result.items.map((i) => [i.text, i.via_query]),
+      );
+      const leader = result.items.find((item) => item.text.includes('Maria Lopez'));
+      expect(leader).toMatchObject({
+        via_entity: 'e-blue-party',
+        hop: 2,
+        via_query: 'Who leads the Blue Party?',
+      });
+      expect(result.items.some((item) => item.text.includes('Juan Ortiz'))).toBe(false);
+      expect(result.decomposition).toEqual({ by: 'planner-model' });
+      // One plan, after the question's own hop (two hops are the most a request asks for).
+      const asked = fake.chatRequests();
+      expect(asked).toHaveLength(1);
+      expect(asked[0]!.json).toBe(true);
+      const prompt = asked[0]!.messages.at(-1)!.content;
+      expect(prompt).toContain(`Question: ${TWO_HOP}`);
+      expect(prompt).toContain('As of: 2025-03-10');
+      expect(prompt).toMatch(/Entities they connect to: .*Blue Party/);
+    } finally {
+      await chat.close();
+      await fake.close();
+    }
+  });
+
+  it('stops when the model says the first hop answers, and plans offline when its reply is unusable', async () => {
+    const fake = await startFakeOpenAiServer();
+    const datastore = await electionStream();
+    // A new client each time: a client answers a request it has answered before from its cache.
+    const searchPlanned = async (reply: Parameters<typeof fake.enqueue>[0]): Promise<RetrievalResult> => {
+      const chat = planner(fake.url);
+      fake.enqueue(reply);
+      try {
+        return await search(datastore, TWO_HOP, 2, 'generic', chat);
+      } finally {
+        await chat.close();
+      }
+    };
+    try {
+      const stopped = await searchPlanned(fakeReplies.json({ sufficient: true }));
+      expect(stopped.items.some((item) => item.hop !== undefined)).toBe(false);
+      const offline = await searchPlanned(fakeReplies.invalidJson());
+      expect(offline.items.find((item) => item.text.includes('Maria Lopez'))).toMatchObject({
+        via_query: 'Blue Party leads Freedonia',
+      });
+      expect(offline.decomposition).toEqual({
+        by: 'planner-model',
+        fallbacks: ['hop 2: the reply holds no JSON object'],
+      });
+      const down = await searchPlanned(fakeReplies.serverError(503));
+      expect(down.decomposition?.fallbacks).toHaveLength(1);
+      expect(down.items.some((item) => item.text.includes('Maria Lopez'))).toBe(true);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('reads only entities it offered, once each, at most as many as asked', () => {
+    const candidates = [
+      { id: 'e-blue-party', name: 'Blue Party', weight: 2 },
+      { id: 'e-red-party', name: 'Red Party', weight: 1 },
+    ];
+    const plan = readHopPlan(
+      JSON.stringify({
+        sufficient: false,
+        follow: [
+          { entity: 'Green Party', query: 'made up' },
+          { entity: 'Blue Party', query: '  leader of the   Blue Party ' },
+          { entity: 'BLUE PARTY', query: 'again' },
+          { entity: 'Red Party', query: '' },
+          { entity: 'Red Party', query: 'Red Party chair' },
+        ],
+      }),
+      candidates,
+      2,
+    );
+    expect(plan.follow.map((f) => [f.bridge.id, f.text, f.asking])).toEqual([
+      ['e-blue-party', 'leader of the Blue Party', ['leader']],
+      ['e-red-party', 'Red Party chair', ['chair']],
+    ]);
+    expect(() => readHopPlan('no plan today', candidates, 2)).toThrow(UnreadablePlan);
+    expect(() => readHopPlan('{"follow": []}', candidates, 2)).toThrow('"sufficient" is not true or false');
+    const request = hopPlanRequest(TWO_HOP, '2025-03-10', [], candidates, 2);
+    expect(request.messages.at(-1)!.content).toContain('Entities they connect to: Blue Party; Red Party');
   });
 });
