@@ -19,8 +19,8 @@
 import { join } from 'node:path';
 
 import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
+import { currentEventArticle } from './current-event-articles.js';
 import {
-  currentEventArticleInput,
   loadWikipediaCurrentEvents,
   type CurrentEventItem,
   type LinkedSpan,
@@ -59,7 +59,7 @@ function main(): void {
     return;
   }
   const items = loadWikipediaCurrentEvents(join(base, 'daily_markdown')).slice(0, limit);
-  const articles = items.map(toArticle);
+  const articles = items.map(currentEventArticle);
 
   const registry = new EntityRegistry();
   const coldStarted = performance.now();
@@ -236,23 +236,6 @@ function fusionQuality(
     }
   }
   return figures;
-}
-
-function toArticle(item: CurrentEventItem): Article {
-  const input = currentEventArticleInput(item);
-  const publishedAt = Date.parse(`${item.date}T00:00:00Z`);
-  return {
-    id: input.id ?? input.url,
-    url: input.url,
-    canonical_url: input.url,
-    source: input.source ?? '',
-    title: input.title ?? '',
-    text: item.text,
-    published_at: publishedAt,
-    fetched_at: publishedAt,
-    language: 'en',
-    version: 1,
-  };
 }
 
 const overlaps = (a: { start: number; end: number }, b: { start: number; end: number }): boolean =>

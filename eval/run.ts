@@ -16,6 +16,10 @@ const EVALUATIONS: Record<string, { file: string; about: string }> = {
   },
   spikes: { file: './spike-report.ts', about: 'spike episodes found in Wikipedia Current Events 2025 Q1' },
   markup: { file: './markup-quality.ts', about: 'entity markup against Wikipedia links (Current Events 2025 Q1)' },
+  fusion: {
+    file: './fusion-embeddings.ts',
+    about: 'entity fusion by name embeddings (with context) against the links',
+  },
   dedupe: { file: './dedupe-quality.ts', about: 'document near-duplicates against the derived RealTime QA pairs' },
   intake: { file: './intake-report.ts', about: 'what intake accepts and refuses on the RealTime QA documents' },
   'question-time': { file: './question-time.ts', about: 'time words of questions: parse accuracy and META RTP' },
