@@ -226,13 +226,8 @@ describe('multi-hop planned by a language model (over HTTP to an OpenAI-compatib
           sufficient: false,
           follow: [{ entity: 'blue party', query: 'Who leads the Blue Party?' }],
         }),
-        fakeReplies.json({ sufficient: true }),
       );
       const result = await search(await electionStream(), TWO_HOP, 2, 'tempralm', chat);
-      console.log(
-        JSON.stringify(result.decomposition),
-        result.items.map((i) => [i.text, i.via_query]),
-      );
       const leader = result.items.find((item) => item.text.includes('Maria Lopez'));
       expect(leader).toMatchObject({
         via_entity: 'e-blue-party',
