@@ -3,6 +3,7 @@ import { extractConfigFromEnv, type ExtractConfig } from '../../processors/extra
 import { llmConfigFromEnv, type LlmSetting } from '../../processors/extract/llm-config.js';
 import { webhookEnvSchema, type WebhookEndpoint } from '../../processors/spikes/deliver-webhook.js';
 import { alertBudgetFromEnv, spikeConfigFromEnv, type SpikeConfig } from '../../processors/spikes/spike-config.js';
+import type { AlertBudget } from '../../processors/spikes/alert-desk.js';
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '../../schemas/local-infra-config.js';
 import { parseFetchAllowList, type FetchAllowList } from '../../schemas/outbound-address-policy.js';
@@ -14,6 +15,8 @@ export interface ProductConfig {
   llm: LlmSetting;
   extract: ExtractConfig;
   spikes: SpikeConfig;
+  /** How many spike stories a day and an hour are delivered, and the significance bars (NEON_SPIKE_BUDGET_*). */
+  alertBudget: AlertBudget;
   webhooks: WebhookEndpoint[];
   /** Internal hosts and ranges feeds, their pages and webhooks may reach anyway (`NEON_FETCH_ALLOW`). */
   fetchAllow: FetchAllowList;
@@ -91,7 +94,16 @@ export function loadProductConfig(env: Readonly<Record<string, string | undefine
   if (!webhooks.success) {
     problems.push(...webhooks.error.issues.map((i) => `${String(i.path[0] ?? '')}: ${i.message}`));
   }
-  if (problems.length > 0 || !embedder || !llm || !extract.ok || !spikes.ok || !webhooks.success || !fetchAllow) {
+  if (
+    problems.length > 0 ||
+    !embedder ||
+    !llm ||
+    !extract.ok ||
+    !spikes.ok ||
+    !budget.ok ||
+    !webhooks.success ||
+    !fetchAllow
+  ) {
     throw new ConfigError(problems);
   }
   return {
@@ -99,6 +111,7 @@ export function loadProductConfig(env: Readonly<Record<string, string | undefine
     llm,
     extract: extract.config,
     spikes: spikes.config,
+    alertBudget: budget.budget,
     webhooks: webhooks.data,
     fetchAllow,
     apiKeys: list(env.NEON_API_KEYS),

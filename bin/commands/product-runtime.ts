@@ -102,6 +102,7 @@ export async function startProductRuntime(options: ProductRuntimeOptions): Promi
       ...(options.stages ? { stages: options.stages } : {}),
       extract: config.extract,
       spikes: config.spikes,
+      alertBudget: config.alertBudget,
       webhooks: config.webhooks,
       fetchAllow: config.fetchAllow,
       markupWorkers: config.markupWorkers,

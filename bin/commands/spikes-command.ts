@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import type { AlertBudget } from '../../processors/spikes/alert-desk.js';
+import { alertBudgetFromEnv } from '../../processors/spikes/spike-config.js';
 import { UsageError } from '../../infra/cli-errors.js';
 import { redactUrl } from '../../schemas/connection-config.js';
 import type { SpikeEpisode } from '../../processors/spikes/spike-book.js';
@@ -33,6 +35,13 @@ function line(e: SpikeEpisode): string {
  * `--digest [YYYY-MM-DD]` prints a day's stories ranked within the alert budget (the latest day
  * with stories when no date is given; `--all` lists the rest too).
  */
+/** NEON_SPIKE_BUDGET_* as the running product reads it: the digest printed from Kafka is the API's. */
+function budgetOfEnv(): AlertBudget {
+  const parsed = alertBudgetFromEnv(process.env);
+  if (!parsed.ok) throw new UsageError(parsed.problems.join('; '));
+  return parsed.budget;
+}
+
 export function registerSpikesCommand(program: Command): void {
   program
     .command('spikes')
@@ -76,7 +85,7 @@ export function registerSpikesCommand(program: Command): void {
           return;
         }
         const { transport } = await clusterTransport('neon-spikes');
-        const feed = await followSpikes(transport, TOPICS.spikes);
+        const feed = await followSpikes(transport, TOPICS.spikes, { budget: budgetOfEnv() });
         await feed.caughtUp;
         const episodes = feed.book.query({
           state: flags.state as (typeof STATES)[number],
@@ -230,7 +239,7 @@ async function printDigest(
   } else {
     const { transport } = await clusterTransport('neon-spikes');
     try {
-      const feed = await followSpikes(transport, TOPICS.spikes);
+      const feed = await followSpikes(transport, TOPICS.spikes, { budget: budgetOfEnv() });
       await feed.caughtUp;
       const day = date ? Date.parse(`${date}T00:00:00Z`) : (feed.desk.days()[0] ?? Date.now());
       digest = digestJson(feed.desk.digest(day, { all }));

@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import type { AlertBudget } from '../../processors/spikes/alert-desk.js';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import type { ChatModel } from '../../processors/extract/chat-model.js';
 import type { ExtractConfig } from '../../processors/extract/extract-config.js';
@@ -43,6 +44,8 @@ export interface NeonPipelineOptions {
   stages?: readonly StageName[];
   extract: ExtractConfig;
   spikes: SpikeConfig;
+  /** The spike stories delivered per day and hour (the API's digest and stream); default the desk's. */
+  alertBudget?: Partial<AlertBudget>;
   webhooks?: readonly WebhookEndpoint[];
   /** Internal addresses webhook endpoints may be on (`NEON_FETCH_ALLOW`); default none. */
   fetchAllow?: FetchAllowList;
@@ -143,8 +146,11 @@ export async function startNeonPipeline(options: NeonPipelineOptions): Promise<N
     ? await followRegistryLinker(transport, log ? { log } : {})
     : { linker: new EntityLinker(), directory: new EntityDirectory(), tail: undefined };
   const feed = followsSpikes
-    ? await followSpikes(transport, TOPICS.spikes, log ? { log } : {})
-    : hubFeed(new SpikeHub());
+    ? await followSpikes(transport, TOPICS.spikes, {
+        ...(log ? { log } : {}),
+        ...(options.alertBudget ? { budget: options.alertBudget } : {}),
+      })
+    : hubFeed(new SpikeHub({}, options.alertBudget));
   // The configured model also plans multi-hop retrieval's later hops (asked for per request).
   const retriever = new Retriever({ datastore, embedder, linker, ...(chat ? { planner: chat } : {}) });
   const extractor: InteractionExtractor = chat ? new LlmInteractionExtractor(chat) : new OfflineInteractionExtractor();

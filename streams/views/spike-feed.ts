@@ -1,6 +1,5 @@
 import { AlertDesk, type AlertBudget } from '../../processors/spikes/alert-desk.js';
 import { SpikeBook, type SpikeEvent } from '../../processors/spikes/spike-book.js';
-import { alertBudgetFromEnv } from '../../processors/spikes/spike-config.js';
 import { SpikeTargets, type SpikeTargetOptions } from '../../processors/spikes/spike-targets.js';
 import type { SpikeAlert } from '../../schemas/records.generated.js';
 import { stageDecoder } from '../runtime/record-codec.js';
@@ -37,7 +36,7 @@ export class SpikeHub {
   readonly desk: AlertDesk;
   private readonly listeners = new Set<(event: SpikeEvent) => void>();
 
-  constructor(targets: Partial<SpikeTargetOptions> = {}, budget: Partial<AlertBudget> = budgetFromEnv()) {
+  constructor(targets: Partial<SpikeTargetOptions> = {}, budget: Partial<AlertBudget> = {}) {
     this.targets = new SpikeTargets(targets);
     this.desk = new AlertDesk({ budget });
   }
@@ -65,18 +64,12 @@ export class SpikeHub {
   }
 }
 
-/** The budget of NEON_SPIKE_BUDGET_*; the defaults when unset (a bad value is reported by the configuration check). */
-function budgetFromEnv(): Partial<AlertBudget> {
-  const parsed = alertBudgetFromEnv(process.env);
-  return parsed.ok ? parsed.budget : {};
-}
-
 export async function followSpikes(
   transport: Transport,
   topic: string,
-  options: { log?: StageLogger; targets?: Partial<SpikeTargetOptions> } = {},
+  options: { log?: StageLogger; targets?: Partial<SpikeTargetOptions>; budget?: Partial<AlertBudget> } = {},
 ): Promise<SpikeFeed> {
-  const hub = new SpikeHub(options.targets);
+  const hub = new SpikeHub(options.targets, options.budget);
   const decode = stageDecoder('SpikeAlert');
   const tail: TopicTail = await tailTopic(
     transport,

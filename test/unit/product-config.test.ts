@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadProductConfig } from '../../bin/commands/product-config.js';
 import { ConfigError } from '../../schemas/local-infra-config.js';
+import { DEFAULT_ALERT_BUDGET } from '../../processors/spikes/alert-desk.js';
 
 describe('product configuration', () => {
   it('has working defaults: the local model, no LLM, both spike rules, no webhooks', () => {
@@ -9,6 +10,16 @@ describe('product configuration', () => {
     expect(config.llm.kind).toBe('none');
     expect(config.webhooks).toEqual([]);
     expect(config.apiKeys).toEqual([]);
+  });
+
+  it('carries the alert budget to the running product, defaults when unset', () => {
+    expect(loadProductConfig({}).alertBudget).toEqual(DEFAULT_ALERT_BUDGET);
+    const budget = loadProductConfig({
+      NEON_SPIKE_BUDGET_DAY: '3',
+      NEON_SPIKE_BUDGET_PUSH_SIGNIFICANCE: '3',
+    }).alertBudget;
+    expect(budget).toEqual({ ...DEFAULT_ALERT_BUDGET, perDay: 3, pushSignificance: 3 });
+    expect(() => loadProductConfig({ NEON_SPIKE_BUDGET_DAY: 'many' })).toThrow(ConfigError);
   });
 
   it('lists every problem of every part at once', () => {
