@@ -219,6 +219,18 @@ export function storyOf(entityId: string, events: readonly NewsEvent[]): StoryEv
   }));
 }
 
+/**
+ * Whether two statements report one event: the same participants, first reported on the same UTC
+ * day, saying the same thing (the pairwise test the events are grouped by).
+ */
+export function reportSameEvent(a: EventInteraction, b: EventInteraction, threshold = SAME_EVENT_JACCARD): boolean {
+  return (
+    participantsKey(a) === participantsKey(b) &&
+    utcDay(a.published_at) === utcDay(b.published_at) &&
+    jaccard(statementTerms(a), statementTerms(b)) >= threshold
+  );
+}
+
 /** The event that holds a report (an interaction id), if any does. */
 export function eventHolding(events: readonly NewsEvent[], interactionId: string): NewsEvent | undefined {
   return events.find((e) => e.reports.some((r) => r.interaction_id === interactionId));

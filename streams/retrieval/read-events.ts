@@ -9,6 +9,7 @@ import {
   eventHolding,
   firstReportOf,
   linkTo,
+  reportSameEvent,
   storyOf,
   utcDay,
   type EventLink,
@@ -85,7 +86,14 @@ export class EventGraphReader {
   ): Promise<EventWithNeighbours | undefined> {
     const anchorId = firstReportOf(eventId);
     if (anchorId === undefined) return undefined;
-    const [anchor] = await this.interactions({ ids: [anchorId], publishedTo: tq }, 'none', 1, tq);
+    // Read even when superseded: its participants and day still name the event its other reports make.
+    const [anchor] = await this.retriever.datastore.list({
+      kind: 'interactions',
+      filter: { ids: [anchorId], publishedTo: tq },
+      order: 'none',
+      limit: 1,
+      timeoutMs: this.timeoutMs,
+    });
     if (!anchor?.subject_id) return undefined;
     const dayStart = Math.floor(anchor.published_at / DAY_MS) * DAY_MS;
     const dayEnd = dayStart + DAY_MS - 1;
@@ -96,7 +104,19 @@ export class EventGraphReader {
       tq,
     );
     const options = this.buildOptions(isPlace);
-    const event = eventHolding(buildEvents(sameDay, options), anchor.id);
+    const events = buildEvents(sameDay, options);
+    // A superseded first report (a revised or corrected article) leaves the event to its other
+    // reports, under the id of the first of those.
+    const event =
+      eventHolding(events, anchor.id) ??
+      events.find((e) =>
+        e.reports.some((r) =>
+          reportSameEvent(
+            anchor,
+            sameDay.find((i) => i.id === r.interaction_id)!,
+          ),
+        ),
+      );
     if (!event) return undefined;
     const neighbours = await Promise.all(
       event.who.map(async (participant) => {

@@ -307,6 +307,39 @@ function eventStatement([key, t, subject, object, text]: (typeof EVENT_CORPUS)[n
 }
 
 const EVENT_STATEMENTS = EVENT_CORPUS.map(eventStatement);
+
+/**
+ * One event reported twice on the day of the revised article's first version: once from that
+ * version (superseded once the second version is out) and once by another article.
+ */
+const REVISED_EVENT: [key: string, t: number, chunk: string, article: string, text: string][] = [
+  [
+    'revised',
+    REVISION_V1,
+    'art-revision:v1:0',
+    'art-revision',
+    'The Harbour Council approves 12 new buses for Tram Depot.',
+  ],
+  [
+    'other',
+    REVISION_V1 + HOUR,
+    'art-other-buses:v1:0',
+    'art-other-buses',
+    'The Harbour Council approved 12 new buses, Tram Depot said.',
+  ],
+];
+const REVISED_EVENT_STATEMENTS = REVISED_EVENT.map(([key, t, chunkId, article, text]): Interaction => ({
+  ...interaction(key, t),
+  id: interactionId('M2', 'e-harbour-council', 'e-tram-depot', text, t),
+  subject_id: 'e-harbour-council',
+  subject_name: 'Harbour Council',
+  object_id: 'e-tram-depot',
+  object_name: 'Tram Depot',
+  text,
+  chunk_ids: [chunkId],
+  article_ids: [article],
+  urls: [`https://news.example/${key}`],
+}));
 const statementId = (key: string): string => EVENT_STATEMENTS[EVENT_CORPUS.findIndex(([k]) => k === key)]!.id;
 
 export interface DatastoreUnderTest {
@@ -360,7 +393,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       ),
     );
     await Promise.all(
-      EVENT_STATEMENTS.map((statement) =>
+      [...EVENT_STATEMENTS, ...REVISED_EVENT_STATEMENTS].map((statement) =>
         writer.write({
           index: monthlyIndex(interactions, statement.t),
           id: statement.id,
@@ -676,6 +709,20 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       expect(story.events.map((e) => e.id)).toEqual([event('lost'), event('buy'), event('sued'), event('approved')]);
       expect(story.events[1]!.before).toBe(event('lost'));
       expect((await fetch(`${base}/v1/entities/e-orbit/events?limit=0`)).status).toBe(400);
+    });
+
+    it('leaves a superseded report out, the event standing on its other reports', async () => {
+      const reader = new EventGraphReader(retriever);
+      const [revised, other] = REVISED_EVENT_STATEMENTS.map((s) => s.id);
+      const firstId = eventIdOf(revised!);
+      const before = await reader.event(firstId, REVISION_V1 + 2 * HOUR);
+      expect(before?.event.reports.map((r) => r.interaction_id)).toEqual([revised, other]);
+      // Once the article's second version is out, its first version's statement is no report.
+      const after = await reader.event(firstId, REVISION_V2 + HOUR);
+      expect(after?.event.id).toBe(eventIdOf(other!));
+      expect(after?.event.reports.map((r) => r.interaction_id)).toEqual([other]);
+      const story = await reader.story('e-tram-depot', REVISION_V2 + HOUR, { limit: 10 });
+      expect(story.events.map((e) => e.id)).toEqual([eventIdOf(other!)]);
     });
   });
 
@@ -1226,7 +1273,9 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         { start: TQ - 3 * HOUR, count: 1 },
         { start: TQ - HOUR, count: 1 },
       ]);
-      expect(await datastore.count('interactions')).toBe(CORPUS.length + HOP_CORPUS.length + EVENT_CORPUS.length + 1);
+      expect(await datastore.count('interactions')).toBe(
+        CORPUS.length + HOP_CORPUS.length + EVENT_CORPUS.length + REVISED_EVENT.length + 1,
+      );
       expect(await datastore.count('chunks')).toBe(
         CORPUS.length + HYBRID_CORPUS.length + 2 + REVISION_CHUNKS.length + CORRECTION_CHUNKS.length,
       );
