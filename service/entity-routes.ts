@@ -38,12 +38,12 @@ function entityJson(entity: DirectoryEntity): Record<string, unknown> {
 }
 
 /** A bare date is the start of that day for `from` and its end for `to` (UTC). */
-function parseInstant(text: string, end: boolean): number {
+export function parseInstant(text: string, end: boolean): number {
   if (text.length === 10) return Date.parse(`${text}T${end ? '23:59:59.999' : '00:00:00.000'}Z`);
   return Date.parse(text);
 }
 
-function problemsOf(error: z.ZodError): string[] {
+export function problemsOf(error: z.ZodError): string[] {
   return error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`);
 }
 

@@ -14,6 +14,7 @@ import type { Retriever } from '../streams/retrieval/retrieve.js';
 import { guardScope, sendApiError, type ApiAccess } from './api-access.js';
 import { entityEventsQuery, eventQuery } from './api-schemas.js';
 import { failedRetrieval } from './query-routes.js';
+import { parseInstant, problemsOf } from './entity-routes.js';
 
 export interface EventRoutesOptions extends ApiAccess {
   retriever: Retriever;
@@ -23,12 +24,6 @@ export interface EventRoutesOptions extends ApiAccess {
 }
 
 const iso = (t: number): string => new Date(t).toISOString();
-
-/** A bare date is the start of that day for `from` and its end for `date` (UTC). */
-function instantOf(text: string, end: boolean): number {
-  if (text.length === 10) return Date.parse(`${text}T${end ? '23:59:59.999' : '00:00:00.000'}Z`);
-  return Date.parse(text);
-}
 
 /** An event as the API answers with it: times as ISO 8601. */
 export interface EventJson extends Omit<NewsEvent, 'when' | 'last_reported' | 'reports'> {
@@ -55,7 +50,7 @@ export function eventJson(event: NewsEvent): EventJson {
 const linkJson = (link: EventLink): Record<string, unknown> => ({ ...link, when: iso(link.when) });
 
 function invalid(reply: FastifyReply, error: z.ZodError | undefined, extra: string[] = []): FastifyReply {
-  const problems = [...(error?.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`) ?? []), ...extra];
+  const problems = [...(error ? problemsOf(error) : []), ...extra];
   return sendApiError(reply, 400, 'invalid_request', problems.join('; '), { problems });
 }
 
@@ -73,8 +68,8 @@ export function registerEventRoutes(app: FastifyInstance, options: EventRoutesOp
       const parsed = entityEventsQuery.safeParse(request.query);
       const badId = id.length === 0 || id.length > 512 ? ['id: must be 1 to 512 characters'] : [];
       if (!parsed.success || badId.length > 0) return invalid(reply, parsed.error, badId);
-      const tq = parsed.data.date === undefined ? now() : instantOf(parsed.data.date, true);
-      const from = parsed.data.from === undefined ? undefined : instantOf(parsed.data.from, false);
+      const tq = parsed.data.date === undefined ? now() : parseInstant(parsed.data.date, true);
+      const from = parsed.data.from === undefined ? undefined : parseInstant(parsed.data.from, false);
       if (from !== undefined && from > tq) return invalid(reply, undefined, ['from: must not be after date']);
       const started = performance.now();
       let story;
@@ -101,7 +96,7 @@ export function registerEventRoutes(app: FastifyInstance, options: EventRoutesOp
       const { id } = request.params as { id: string };
       const parsed = eventQuery.safeParse(request.query);
       if (!parsed.success) return invalid(reply, parsed.error);
-      const tq = parsed.data.date === undefined ? now() : instantOf(parsed.data.date, true);
+      const tq = parsed.data.date === undefined ? now() : parseInstant(parsed.data.date, true);
       let found;
       try {
         found = await reader.event(id, tq, isPlace);

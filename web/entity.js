@@ -48,6 +48,26 @@ export function chartPeriod(entity, now, latestSpikeEnd) {
   return { from, to };
 }
 
+/**
+ * One entry of a dated list (the story, the timeline): its time, its text and a line of meta.
+ * @param {string | number | null | undefined} time
+ * @param {string | null | undefined} text
+ * @param {...(string | Node)} meta
+ */
+function datedEntry(time, text, ...meta) {
+  return h(
+    'li',
+    { class: 'timeline-item' },
+    h('div', { class: 'timeline-date' }, timeElement(time)),
+    h(
+      'div',
+      { class: 'timeline-body' },
+      h('p', { class: 'timeline-text' }, String(text ?? '')),
+      h('p', { class: 'meta' }, ...meta),
+    ),
+  );
+}
+
 export class EntityPanel {
   constructor() {
     this.form = /** @type {HTMLFormElement} */ (byId('entity-form'));
@@ -442,21 +462,11 @@ export class EntityPanel {
       others.length > 0 ? `with ${others.join(', ')}` : null,
       `${formatCount(Number(event.articles) || sources.length)} ${Number(event.articles) === 1 ? 'source' : 'sources'}`,
     ].filter((part) => part !== null);
-    return h(
-      'li',
-      { class: 'timeline-item' },
-      h('div', { class: 'timeline-date' }, timeElement(event.when)),
-      h(
-        'div',
-        { class: 'timeline-body' },
-        h('p', { class: 'timeline-text' }, String(event.what ?? '')),
-        h(
-          'p',
-          { class: 'meta' },
-          `${meta.join(' · ')}${links.length > 0 ? ': ' : ''}`,
-          ...links.flatMap((link, i) => (i === 0 ? [link] : [', ', link])),
-        ),
-      ),
+    return datedEntry(
+      event.when,
+      event.what,
+      `${meta.join(' · ')}${links.length > 0 ? ': ' : ''}`,
+      ...links.flatMap((link, i) => (i === 0 ? [link] : [', ', link])),
     );
   }
 
@@ -467,21 +477,11 @@ export class EntityPanel {
       item.subject && typeof item.subject.name === 'string'
         ? `${item.subject.name}${item.object && typeof item.object.name === 'string' ? ` → ${item.object.name}` : ''}`
         : null;
-    return h(
-      'li',
-      { class: 'timeline-item' },
-      h('div', { class: 'timeline-date' }, timeElement(item.published_at)),
-      h(
-        'div',
-        { class: 'timeline-body' },
-        h('p', { class: 'timeline-text' }, String(item.text ?? '')),
-        h(
-          'p',
-          { class: 'meta' },
-          pair ? `${pair} · ` : '',
-          href ? externalLink(href, `Source: ${hostOf(href)}`) : 'No source link',
-        ),
-      ),
+    return datedEntry(
+      item.published_at,
+      item.text,
+      pair ? `${pair} · ` : '',
+      href ? externalLink(href, `Source: ${hostOf(href)}`) : 'No source link',
     );
   }
 }

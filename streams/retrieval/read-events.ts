@@ -12,6 +12,7 @@ import {
   reportSameEvent,
   storyOf,
   utcDay,
+  type BuildEventsOptions,
   type EventLink,
   type NewsEvent,
   type StoryEvent,
@@ -74,7 +75,7 @@ export class EventGraphReader {
       const oldestDay = utcDay(read[read.length - 1]!.published_at);
       interactions = read.filter((i) => utcDay(i.published_at) !== oldestDay);
     }
-    const events = storyOf(entityId, buildEvents(interactions, this.buildOptions(options.isPlace)));
+    const events = storyOf(entityId, buildEvents(interactions, placesOption(options.isPlace)));
     return { events: events.slice(-options.limit), complete: complete && events.length <= options.limit };
   }
 
@@ -103,7 +104,7 @@ export class EventGraphReader {
       STORY_READ_LIMIT,
       tq,
     );
-    const options = this.buildOptions(isPlace);
+    const options = placesOption(isPlace);
     const events = buildEvents(sameDay, options);
     // A superseded first report (a revised or corrected article) leaves the event to its other
     // reports, under the id of the first of those.
@@ -184,10 +185,11 @@ export class EventGraphReader {
     const superseded = await this.retriever.supersededAsOf(found, { publishedTo: tq });
     return superseded.size === 0 ? found : found.filter((d) => !superseded.has(d.id));
   }
+}
 
-  private buildOptions(isPlace: ((entityId: string) => boolean) | undefined): Parameters<typeof buildEvents>[1] {
-    return isPlace ? { isPlace } : {};
-  }
+/** `isPlace` as buildEvents takes it (an optional property is left out, not set to undefined). */
+function placesOption(isPlace: ((entityId: string) => boolean) | undefined): BuildEventsOptions {
+  return isPlace ? { isPlace } : {};
 }
 
 /** A read in time order (either way) capped at its limit: drops its last day, which may hold more than was read. */

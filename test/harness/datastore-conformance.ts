@@ -1233,22 +1233,18 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
     });
 
     it('timelines, mention histograms and counts read the same documents', async () => {
-      const newest = await datastore.list({
-        kind: 'interactions',
-        filter: { entityId: 'e-p2j', publishedTo: TQ },
-        order: 'newest',
-        limit: 3,
-        timeoutMs: 5_000,
-      });
-      expect(newest.map((d) => d.id)).toEqual(['b', 'a', 'c']);
-      const oldest = await datastore.list({
-        kind: 'interactions',
-        filter: { entityId: 'e-p2j', publishedTo: TQ },
-        order: 'oldest',
-        limit: 3,
-        timeoutMs: 5_000,
-      });
-      expect(oldest.map((d) => d.id)).toEqual(['g', 'f', 'd']);
+      const listed = async (order: 'newest' | 'oldest'): Promise<string[]> =>
+        (
+          await datastore.list({
+            kind: 'interactions',
+            filter: { entityId: 'e-p2j', publishedTo: TQ },
+            order,
+            limit: 3,
+            timeoutMs: 5_000,
+          })
+        ).map((d) => d.id);
+      expect(await listed('newest')).toEqual(['b', 'a', 'c']);
+      expect(await listed('oldest')).toEqual(['g', 'f', 'd']);
       const byDay = await datastore.histogram({
         kind: 'chunks',
         filter: { entityId: 'e-doja-cat', publishedFrom: TQ - 30 * DAY_MS, publishedTo: TQ },
