@@ -17,7 +17,10 @@
  * Writes `eval/results/spikes.json` (the default configuration's figures on the development sample
  * at the top, every configuration and sample below).
  *
- *   npm run eval -- spikes [--realtimeqa 3000] [--digest 2025-01-27] [--json]
+ * Mentions reach the detector on the partitions `npm start` puts them in (the embedded broker's
+ * key hash over the product's topic layout); `--partitions 1` runs one stream.
+ *
+ *   npm run eval -- spikes [--realtimeqa 3000] [--digest 2025-01-27] [--partitions 6] [--json]
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,6 +37,8 @@ import {
 } from '../streams/archives/load-wikipedia-current-events.js';
 import { loadWikinews } from '../streams/archives/load-wikinews.js';
 import { normalizeArticle } from '../processors/intake/normalize-article.js';
+import { embeddedPartitionOf } from '../streams/embedded/embedded-transport.js';
+import { PRODUCT_PARTITIONS } from '../streams/pipeline/topics.js';
 import { EntityRegistry } from '../processors/markup/entity-registry.js';
 import { markArticle } from '../processors/markup/mark-article.js';
 import { AlertDesk, dayOf, type AlertBudget } from '../processors/spikes/alert-desk.js';
@@ -225,13 +230,24 @@ interface Run {
   seconds: number;
 }
 
-/** The detector (one partition, day rule only: the samples have day-only dates) and the desk. */
-function runConfiguration(data: Prepared, config: Configuration): Run {
+/** How many partitions mentions are spread over, by entity (`--partitions`). */
+function partitionCount(): number {
+  const n = Number(arg('--partitions') ?? PRODUCT_PARTITIONS);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--partitions must be a positive integer, not ${arg('--partitions')}`);
+  return n;
+}
+
+/** The partition an entity's mentions arrive on, as `npm start` lays them out. */
+const partitionOf = (mention: Mention, partitions: number): number =>
+  embeddedPartitionOf(mention.entity_id, partitions);
+
+/** The detector (day rule only: the samples have day-only dates) and the desk. */
+function runConfiguration(data: Prepared, config: Configuration, partitions: number): Run {
   const started = performance.now();
   const detector = new SpikeDetector({ day: config.day, hour: null, now: () => NOW });
   const alerts: SpikeAlert[] = [];
-  for (const mention of data.mentions) alerts.push(...detector.offer(mention, 0).alerts);
-  // Event time must pass the last day for its episodes to be judged: a tick far after the end.
+  for (const mention of data.mentions) alerts.push(...detector.offer(mention, partitionOf(mention, partitions)).alerts);
+  // Event time must pass the last day on every partition for its episodes to be judged: a tick far after the end.
   const last = data.mentions.at(-1);
   if (last) {
     const tick: Mention = {
@@ -241,7 +257,9 @@ function runConfiguration(data: Prepared, config: Configuration): Run {
       chunk_id: 'eval-clock',
       t: data.last + 3 * DAY_MS,
     };
-    alerts.push(...detector.offer(tick, 0).alerts.filter((a) => a.entity_id !== 'e-eval-clock'));
+    for (let p = 0; p < partitions; p++) {
+      alerts.push(...detector.offer(tick, p).alerts.filter((a) => a.entity_id !== 'e-eval-clock'));
+    }
   }
   const byDay = new Map<number, RankedAlert[]>();
   const episodes = new Set(alerts.map((a) => a.id)).size;
@@ -294,7 +312,7 @@ function volumeFigures(data: Prepared, run: Run): Record<string, number> {
  * stationary, Zipf-like rates (seeded). Whatever is alerted here is a false alarm: episodes,
  * stories listed in the digest above the bar, and stories pushed.
  */
-function nullFeedFigures(): Record<string, Record<string, number>> {
+function nullFeedFigures(partitions: number): Record<string, Record<string, number>> {
   let seed = 7;
   const random = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const start = Date.UTC(2025, 0, 6);
@@ -326,7 +344,7 @@ function nullFeedFigures(): Record<string, Record<string, number>> {
     let started = 0;
     let pushed = 0;
     for (const m of mentions) {
-      for (const alert of detector.offer(m, 0).alerts) {
+      for (const alert of detector.offer(m, partitionOf(m, partitions)).alerts) {
         if (alert.state === 'STARTED') started += 1;
         if (desk.apply(alert).delivered) pushed += 1;
       }
@@ -383,6 +401,7 @@ async function main(): Promise<void> {
     return;
   }
   const started = performance.now();
+  const partitions = partitionCount();
   const items = loadWikipediaCurrentEvents(join(base, 'daily_markdown'));
   const itemsById = new Map<string, CurrentEventItem>(items.map((i) => [currentEventArticleInput(i).id!, i]));
   const bursts = humanBursts(items);
@@ -400,12 +419,12 @@ async function main(): Promise<void> {
   const visible: Record<string, SpikeFigures> = {};
   let defaultRun: Run | undefined;
   for (const config of CONFIGURATIONS) {
-    const run = runConfiguration(dev, config);
+    const run = runConfiguration(dev, config, partitions);
     if (config.name === 'surprise') defaultRun = run;
     figures.development![config.name] = scoreAgainstHumans(run.byDay, reachable, titles, dev);
     all[config.name] = scoreAgainstHumans(run.byDay, bursts, titles, dev);
     visible[config.name] = scoreAgainstHumans(run.byDay, detectable, titles, dev);
-    const bundledRun = runConfiguration(bundled, config);
+    const bundledRun = runConfiguration(bundled, config, partitions);
     figures.bundled![config.name] = scoreAgainstHumans(bundledRun.byDay, reachable, bundledTitles, bundled);
   }
 
@@ -421,11 +440,11 @@ async function main(): Promise<void> {
   for (const data of extra) {
     volume[data.name] = {};
     for (const config of CONFIGURATIONS.filter((c) => NULL_FEED_CONFIGURATIONS.includes(c.name))) {
-      volume[data.name]![config.name] = volumeFigures(data, runConfiguration(data, config));
+      volume[data.name]![config.name] = volumeFigures(data, runConfiguration(data, config, partitions));
     }
   }
 
-  const nullFeed = nullFeedFigures();
+  const nullFeed = nullFeedFigures(partitions);
   const chosen = figures.development!.surprise!;
   const misses = defaultRun ? explainMisses(reachable, detectable, defaultRun, titles, dev.marked) : [];
   Object.assign(results, {
@@ -436,6 +455,7 @@ async function main(): Promise<void> {
     alerts_per_day_max: chosen.alerts_per_day_max,
     unlinked_share: chosen.unlinked_share,
     default_configuration: 'surprise',
+    partitions,
     human_bursts: {
       definition:
         "episodes of consecutive days on which a title's linked stories fire NEON's rule (3-day sum > mean + 1 std of the previous 28, at least 3)",

@@ -3,7 +3,8 @@
  * day, an hour) given what the feed said before? Pure arithmetic, no state.
  *
  * - **Exposure.** Counts are read against the feed's volume in the same bucket (every entity's
- *   article mentions, the entity's own left out), so a busy day does not make every entity spike
+ *   article mentions, the entity's own left out; the detector keeps it per partition, a random
+ *   share of the feed), so a busy day does not make every entity spike
  *   and weekday or hour-of-day seasonality comes with the volume itself. While a bucket is still
  *   filling, its volume is the larger of what has arrived and what the same weekday (hour of day)
  *   usually brings, shrunk towards the plain mean when few such buckets have been seen.

@@ -12,9 +12,13 @@
  * so state stays bounded and a closed bucket's verdict never changes).
  *
  * Also counted: distinct articles per entity and bucket (an article cut into five chunks is one
- * story, not five), and the feed's volume, the sum of those over every entity the detector holds
- * (its own partitions and, through the changelog, the others'): the count model reads an entity's
- * articles against it (`spikes/count-model.ts`).
+ * story, not five), and the partition's volume, the sum of those over the partition's entities:
+ * the count model reads an entity's articles against it (`spikes/count-model.ts`), and learns how
+ * new names start from the partition's entities. Everything a verdict reads is the partition's
+ * own, so the verdicts on a partition follow from its ordered mentions alone: the same whatever
+ * order partitions are interleaved in (a replica catching up takes them a batch at a time), on
+ * one replica or several, before a restart or after. Entities are spread over partitions by key,
+ * so each partition's volume is a random share of the feed's and measures the same thing.
  *
  * Alerts: an episode STARTS the moment the current bucket's count is judged a spike (by default
  * the count model's significance reaching its bar; NEON's rolling-sum rule on request). Counts only
@@ -158,6 +162,16 @@ interface SpikeEpisodeState {
  */
 const GROWTH_STEP = 1;
 
+/** A partition's share of the feed, as the count model reads it. */
+interface PartitionFeed {
+  /** Distinct (entity, article) pairs per bucket, over the partition's entities. */
+  volume: Record<Granularity, Map<number, number>>;
+  /** How new names start on the partition, per granularity, and the day it was learnt on. */
+  newcomers: Partial<Record<Granularity, { tail: NewcomerTail; day: number }>>;
+  /** Expected volume of a bucket still filling (seasonal mean), memoised per bucket. */
+  expectedVolumes: Map<string, number>;
+}
+
 interface PartitionClock {
   /** Latest event time seen on the partition. */
   latest: number;
@@ -234,12 +248,8 @@ export class SpikeDetector {
   private readonly clocks = new Map<number, PartitionClock>();
   /** Partitions this instance decides for; null: all (a lone detector). */
   private owned: ReadonlySet<number> | null = null;
-  /** The feed's volume: distinct (entity, article) pairs per bucket, over every entity held. */
-  private readonly volume: Record<Granularity, Map<number, number>> = { DAY: new Map(), HOUR: new Map() };
-  /** How new names start in this feed, per granularity, and the day it was learnt on. */
-  private readonly newcomers: Partial<Record<Granularity, { tail: NewcomerTail; day: number }>> = {};
-  /** Expected volume of a bucket still filling (seasonal mean), memoised per bucket. */
-  private readonly expectedVolumes = new Map<string, number>();
+  /** Per partition, what the count model reads beside an entity's own counts. */
+  private readonly feeds = new Map<number, PartitionFeed>();
 
   constructor(options: Partial<SpikeDetectorOptions> = {}) {
     this.options = { ...DEFAULT_SPIKE_DETECTOR_OPTIONS, ...options };
@@ -433,6 +443,15 @@ export class SpikeDetector {
     return clock;
   }
 
+  private feedOf(partition: number): PartitionFeed {
+    let feed = this.feeds.get(partition);
+    if (!feed) {
+      feed = { volume: { DAY: new Map(), HOUR: new Map() }, newcomers: {}, expectedVolumes: new Map() };
+      this.feeds.set(partition, feed);
+    }
+    return feed;
+  }
+
   private emptyEntity(id: string, name: string, type: EntityType, partition: number): EntityState {
     return {
       id,
@@ -459,7 +478,9 @@ export class SpikeDetector {
     } else if (entity.partition !== partition) {
       // Known only from an alert, or the topic was repartitioned: it lives where its mentions arrive.
       this.byPartition.get(entity.partition)?.delete(entity.id);
+      this.addVolume(entity, -1);
       entity.partition = partition;
+      this.addVolume(entity, 1);
       this.indexPartition(entity);
     }
     entity.name = mention.name;
@@ -588,7 +609,7 @@ export class SpikeDetector {
     }
     // Once a day closes, forget entities that have gone quiet, and let go of old volume.
     if (this.options.day && bucketStart(before, 'DAY') !== bucketStart(t, 'DAY')) {
-      this.pruneVolume(t);
+      this.pruneVolume(partition, t);
       for (const id of [...ids]) {
         const entity = this.entities.get(id);
         if (!entity) continue;
@@ -627,7 +648,7 @@ export class SpikeDetector {
       for (const bucket of entity.counts[granularity].keys()) {
         if (bucket < keepFrom) entity.counts[granularity].delete(bucket);
       }
-      // The feed's volume of a pruned bucket stays: other entities' baselines still read it.
+      // The partition's volume of a pruned bucket stays: other entities' baselines still read it.
       for (const bucket of entity.articles[granularity].keys()) {
         if (bucket < keepFrom) entity.articles[granularity].delete(bucket);
       }
@@ -668,17 +689,19 @@ export class SpikeDetector {
     return alert;
   }
 
-  /** One more article of the entity in a bucket, and in the feed's volume. */
+  /** One more article of the entity in a bucket, and in its partition's volume. */
   private bump(entity: EntityState, granularity: Granularity, bucket: number): void {
     const counts = entity.articles[granularity];
     counts.set(bucket, (counts.get(bucket) ?? 0) + 1);
-    this.volume[granularity].set(bucket, (this.volume[granularity].get(bucket) ?? 0) + 1);
+    const volume = this.feedOf(entity.partition).volume[granularity];
+    volume.set(bucket, (volume.get(bucket) ?? 0) + 1);
   }
 
-  /** Adds (sign 1) or takes away (−1) an entity's article counts from the feed's volume. */
+  /** Adds (sign 1) or takes away (−1) an entity's article counts from its partition's volume. */
   private addVolume(entity: EntityState, sign: 1 | -1): void {
+    const feed = this.feedOf(entity.partition);
     for (const granularity of ['DAY', 'HOUR'] as const) {
-      const volume = this.volume[granularity];
+      const volume = feed.volume[granularity];
       for (const [bucket, count] of entity.articles[granularity]) {
         const next = (volume.get(bucket) ?? 0) + sign * count;
         if (next > 0) volume.set(bucket, next);
@@ -687,22 +710,16 @@ export class SpikeDetector {
     }
   }
 
-  private pruneVolume(t: number): void {
+  private pruneVolume(partition: number, t: number): void {
+    const feed = this.feedOf(partition);
     for (const [granularity, rule] of this.rules()) {
       const keepFrom =
         bucketStart(t, granularity) - (rule.baselineBuckets + 2 * rule.rollingBuckets) * BUCKET_MS[granularity];
-      for (const bucket of this.volume[granularity].keys()) {
-        if (bucket < keepFrom) this.volume[granularity].delete(bucket);
+      for (const bucket of feed.volume[granularity].keys()) {
+        if (bucket < keepFrom) feed.volume[granularity].delete(bucket);
       }
     }
-    this.expectedVolumes.clear();
-  }
-
-  /** Earliest event time counted on any partition: the feed's volume is unknown before it. */
-  private countingSince(): number {
-    let since = Number.POSITIVE_INFINITY;
-    for (const clock of this.clocks.values()) since = Math.min(since, clock.since);
-    return Number.isFinite(since) ? since : 0;
+    feed.expectedVolumes.clear();
   }
 
   /**
@@ -711,13 +728,19 @@ export class SpikeDetector {
    * observed bucket by two pseudo-observations, so seasonality counts only as far as the data
    * shows it.
    */
-  private expectedVolume(granularity: Granularity, rule: SpikeRule, bucket: number): number {
+  private expectedVolume(
+    feed: PartitionFeed,
+    clock: PartitionClock,
+    granularity: Granularity,
+    rule: SpikeRule,
+    bucket: number,
+  ): number {
     const memo = `${granularity}:${bucket}`;
-    const known = this.expectedVolumes.get(memo);
+    const known = feed.expectedVolumes.get(memo);
     if (known !== undefined) return known;
     const size = BUCKET_MS[granularity];
     const period = granularity === 'DAY' ? 7 : 24;
-    const firstKnown = bucketStart(this.countingSince(), granularity);
+    const firstKnown = bucketStart(clock.since, granularity);
     let all = 0;
     let allN = 0;
     let same = 0;
@@ -725,7 +748,7 @@ export class SpikeDetector {
     for (let i = 1; i <= rule.baselineBuckets; i++) {
       const b = bucket - i * size;
       if (b < firstKnown) break;
-      const v = this.volume[granularity].get(b) ?? 0;
+      const v = feed.volume[granularity].get(b) ?? 0;
       all += v;
       allN += 1;
       if (i % period === 0) {
@@ -735,26 +758,33 @@ export class SpikeDetector {
     }
     const mean = allN > 0 ? all / allN : 0;
     const expected = (same + 2 * mean) / (sameN + 2);
-    if (this.expectedVolumes.size > 10_000) this.expectedVolumes.clear();
-    this.expectedVolumes.set(memo, expected);
+    if (feed.expectedVolumes.size > 10_000) feed.expectedVolumes.clear();
+    feed.expectedVolumes.set(memo, expected);
     return expected;
   }
 
   /**
-   * The feed's distribution of the counts entities reach in their first bucket after
-   * `silenceBuckets` without a mention, from every entity's retained counts; learnt again once a
+   * The partition's distribution of the counts entities reach in their first bucket after
+   * `silenceBuckets` without a mention, from its entities' retained counts; learnt again once a
    * day. Only closed buckets whose silence lies wholly after counting began take part.
    */
-  private newcomerTail(granularity: Granularity, rule: SpikeRule, clock: PartitionClock): NewcomerTail {
+  private newcomerTail(
+    partition: number,
+    feed: PartitionFeed,
+    granularity: Granularity,
+    rule: SpikeRule,
+    clock: PartitionClock,
+  ): NewcomerTail {
     const today = bucketStart(clock.latest, 'DAY');
-    const held = this.newcomers[granularity];
-    // Learnt once per day: partitions a little behind the others use the day's tail as it is.
+    const held = feed.newcomers[granularity];
     if (held && held.day >= today) return held.tail;
     const size = BUCKET_MS[granularity];
-    const firstKnown = bucketStart(this.countingSince(), granularity);
+    const firstKnown = bucketStart(clock.since, granularity);
     const closedBefore = bucketStart(clock.latest - rule.allowedLatenessMs, granularity);
     const observations: { count: number; volume: number }[] = [];
-    for (const entity of this.entities.values()) {
+    for (const id of this.byPartition.get(partition) ?? []) {
+      const entity = this.entities.get(id);
+      if (!entity) continue;
       const counts = entity.articles[granularity];
       if (counts.size === 0) continue;
       const buckets = [...counts.keys()].sort((a, b) => a - b);
@@ -762,13 +792,13 @@ export class SpikeDetector {
       for (const b of buckets) {
         const silentFrom = b - rule.silenceBuckets * size;
         if (b < closedBefore && silentFrom >= firstKnown && previous < silentFrom) {
-          observations.push({ count: counts.get(b)!, volume: this.volume[granularity].get(b) ?? 0 });
+          observations.push({ count: counts.get(b)!, volume: feed.volume[granularity].get(b) ?? 0 });
         }
         previous = b;
       }
     }
     const tail = new NewcomerTail(observations);
-    this.newcomers[granularity] = { tail, day: today };
+    feed.newcomers[granularity] = { tail, day: today };
     return tail;
   }
 
@@ -807,9 +837,10 @@ export class SpikeDetector {
   ): Verdict {
     const size = BUCKET_MS[granularity];
     const counts = entity.articles[granularity];
-    const volume = this.volume[granularity];
-    const firstKnown = bucketStart(Math.max(clock.since, this.countingSince()), granularity);
-    const newcomers = this.newcomerTail(granularity, rule, clock);
+    const feed = this.feedOf(entity.partition);
+    const volume = feed.volume[granularity];
+    const firstKnown = bucketStart(clock.since, granularity);
+    const newcomers = this.newcomerTail(entity.partition, feed, granularity, rule, clock);
     const windows = rule.rollingBuckets > 1 ? [1, rule.rollingBuckets] : [1];
     // Trying two windows is two tests: their best p is corrected for it (Bonferroni).
     const correction = Math.log10(windows.length);
@@ -823,7 +854,7 @@ export class SpikeDetector {
     const ownTypical = ownBuckets > 0 ? ownSum / ownBuckets : 0;
     const exposureOf = (b: number): number => {
       const others = (volume.get(b) ?? 0) - (counts.get(b) ?? 0);
-      return Math.max(others, this.expectedVolume(granularity, rule, b) - ownTypical);
+      return Math.max(others, this.expectedVolume(feed, clock, granularity, rule, b) - ownTypical);
     };
     let best: Verdict | undefined;
     for (const w of windows) {

@@ -33,13 +33,19 @@ function toBuffer(value: string | Buffer): Buffer {
 }
 
 /** FNV-1a: stable key → partition mapping (not Kafka's murmur2; keys only need to stay together). */
-function hashKey(key: Buffer): number {
+function hashKey(key: Buffer | string): number {
+  if (typeof key === 'string') key = Buffer.from(key);
   let hash = 0x811c9dc5;
   for (const byte of key) {
     hash ^= byte;
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return hash;
+}
+
+/** The partition the embedded broker puts a keyed record in, of `partitions`. */
+export function embeddedPartitionOf(key: string, partitions: number): number {
+  return hashKey(key) % partitions;
 }
 
 export class EmbeddedBroker {

@@ -47,8 +47,11 @@ export type TopicName = (typeof TOPIC_NAMES)[keyof typeof TOPIC_NAMES];
 
 const DAY_MS = 86_400_000;
 
-/** Local and embedded topic layout: 6 partitions like production, replication 1 on one broker. */
-export function localTopicSpecs(partitions = 6): TopicSpec[] {
+/** Partitions of every topic, locally and in production. */
+export const PRODUCT_PARTITIONS = 6;
+
+/** Local and embedded topic layout: partitions like production, replication 1 on one broker. */
+export function localTopicSpecs(partitions = PRODUCT_PARTITIONS): TopicSpec[] {
   return Object.values(TOPICS).map((topic) => ({
     topic,
     partitions,
