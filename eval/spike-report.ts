@@ -233,7 +233,8 @@ interface Run {
 /** How many partitions mentions are spread over, by entity (`--partitions`). */
 function partitionCount(): number {
   const n = Number(arg('--partitions') ?? PRODUCT_PARTITIONS);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--partitions must be a positive integer, not ${arg('--partitions')}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--partitions must be a positive integer, not ${arg('--partitions')}`);
   return n;
 }
 

@@ -26,7 +26,11 @@ function feed(): { mention: Mention; partition: number }[] {
       if (day % 5 === 4 && article < 8) named.add(day % 120);
       const id = `art-${day}-${article}`;
       for (const e of named) {
-        const mention = mentionOf(`e-${e}`, day, { hour: 1 + Math.floor(random() * 22), article: id, chunk: `${id}:v1:0` });
+        const mention = mentionOf(`e-${e}`, day, {
+          hour: 1 + Math.floor(random() * 22),
+          article: id,
+          chunk: `${id}:v1:0`,
+        });
         out.push({ mention, partition: e % PARTITIONS });
       }
     }
