@@ -15,7 +15,9 @@
  * episode an alert, ranked by score); `neon` is NEON's rule through the desk and budget; `surprise`
  * (the default) the count model through the desk and budget; the others vary one setting of it.
  * Writes `eval/results/spikes.json` (the default configuration's figures on the development sample
- * at the top, every configuration and sample below).
+ * at the top, every configuration and sample below). Beside the headline recall (a new story on the
+ * burst's days), `recall_with_earlier_stories` also counts a burst whose story the digest had listed
+ * in the two weeks before and that was still open on its days: alerted ahead of the humans' burst.
  *
  * Mentions reach the detector on the partitions `npm start` puts them in (the embedded broker's
  * key hash over the product's topic layout); `--partitions 1` runs one stream.
@@ -41,11 +43,12 @@ import { embeddedPartitionOf } from '../streams/embedded/embedded-transport.js';
 import { PRODUCT_PARTITIONS } from '../streams/pipeline/topics.js';
 import { EntityRegistry } from '../processors/markup/entity-registry.js';
 import { markArticle } from '../processors/markup/mark-article.js';
-import { AlertDesk, dayOf, type AlertBudget } from '../processors/spikes/alert-desk.js';
+import { AlertDesk, dayOf, type AlertBudget, type Story } from '../processors/spikes/alert-desk.js';
 import { digestLines, digestJson } from '../processors/spikes/digest-view.js';
 import { DAY_MS, DEFAULT_DAY_RULE, NEON_DAY_RULE, type SpikeRule } from '../processors/spikes/spike-rule.js';
 import type { Article, MarkedArticle, Mention, SpikeAlert } from '../schemas/records.generated.js';
 import { devDataPath, missingDevDataMessage } from '../devkit/dev-data.js';
+import { wilsonInterval, type Interval } from '../devkit/interval-statistics.js';
 import {
   articlesPerEntityDay,
   burstHit,
@@ -448,6 +451,7 @@ async function main(): Promise<void> {
   const nullFeed = nullFeedFigures(partitions);
   const chosen = figures.development!.surprise!;
   const misses = defaultRun ? explainMisses(reachable, detectable, defaultRun, titles, dev.marked) : [];
+  const withEarlier = defaultRun ? recallWithEarlierStories(defaultRun, reachable, titles) : undefined;
   Object.assign(results, {
     recall: chosen.recall,
     median_rank: chosen.median_rank,
@@ -457,6 +461,7 @@ async function main(): Promise<void> {
     unlinked_share: chosen.unlinked_share,
     default_configuration: 'surprise',
     partitions,
+    recall_with_earlier_stories: withEarlier,
     human_bursts: {
       definition:
         "episodes of consecutive days on which a title's linked stories fire NEON's rule (3-day sum > mean + 1 std of the previous 28, at least 3)",
@@ -527,7 +532,47 @@ async function main(): Promise<void> {
     for (const line of digestLines(digestJson(defaultRun.desk.digest(Date.parse(`${digestDay}T00:00:00Z`)))))
       console.log(line);
   }
+  if (withEarlier) {
+    console.log(
+      `\ndefault, counting stories listed in the two weeks before and still open on the burst's days: ` +
+        `recall ${pct(withEarlier.recall)} ${iv(withEarlier.recall_interval)} (${withEarlier.recalled} of ${reachable.length})`,
+    );
+  }
   printMisses(misses, reachable.length);
+}
+
+/**
+ * Recall counting, besides a new story of the burst's days, a story listed in the digest of one of
+ * the two weeks before and still open on one of the burst's days: the burst was before the desk,
+ * as a story it had been shown already. The headline recall counts only the former.
+ */
+function recallWithEarlierStories(
+  run: Run,
+  bursts: readonly HumanBurst[],
+  titles: ReadonlyMap<string, string>,
+): { recalled: number; recall: number; recall_interval: Interval } {
+  const desk = run.desk;
+  let recalled = 0;
+  const openOn = (story: Story, day: number): boolean =>
+    story.members.some((m) => m.latest.state !== 'ENDED' || m.latest.window_end > day + DAY_MS);
+  for (const burst of bursts) {
+    let seen = burstHit(burst, run.byDay, titles) !== undefined;
+    for (let d = burst.start - 2 * DAY_MS; !seen && desk && d <= burst.start + DAY_MS; d += DAY_MS) {
+      for (let listed = d - 14 * DAY_MS; !seen && listed < d; listed += DAY_MS) {
+        seen = desk
+          .digest(listed)
+          .stories.some(
+            (story) => openOn(story, d) && story.members.some((m) => titles.get(m.entity_id) === burst.title),
+          );
+      }
+    }
+    if (seen) recalled += 1;
+  }
+  return {
+    recalled,
+    recall: bursts.length === 0 ? 0 : recalled / bursts.length,
+    recall_interval: wilsonInterval(recalled, bursts.length),
+  };
 }
 
 /** The product's episodes of a run, with the day of the story each was filed under. */
