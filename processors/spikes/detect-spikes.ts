@@ -227,17 +227,25 @@ function hasTimeOfDay(t: number): boolean {
   return t % DAY_MS !== 0;
 }
 
-/** Whether a sent alert state is newer than what the episode holds (bucket first, then life-cycle order). */
 /** Identifies one sent alert state, to recognise it when it is read back. */
 function echoKey(alert: Pick<SpikeAlert, 'id' | 'state' | 'window_end' | 'observed'>): string {
   return `${alert.id}/${alert.state}/${alert.window_end}/${alert.observed}`;
 }
 
-function isNewer(alert: { bucket_start: number; state: SpikeState }, held: SpikeEpisodeState | undefined): boolean {
+/**
+ * Whether an alert state is newer than what the episode holds (bucket first, then life-cycle
+ * order). `afterGrowth`: a judgement of the detector's own is newer than a growth update of the same
+ * bucket (a growth update does not stand for the bucket's final judgement); an echo read back is not
+ * (it is one of the states the detector itself sent, at most as new as the one it holds).
+ */
+function isNewer(
+  alert: { bucket_start: number; state: SpikeState },
+  held: SpikeEpisodeState | undefined,
+  afterGrowth = true,
+): boolean {
   if (!held) return true;
   if (alert.bucket_start !== held.bucket_start) return alert.bucket_start > held.bucket_start;
-  // A growth update within a bucket does not stand for the bucket's final judgement.
-  if (held.growing) return true;
+  if (afterGrowth && held.growing) return true;
   return STATE_RANK[alert.state] > STATE_RANK[held.state];
 }
 
@@ -379,14 +387,18 @@ export class SpikeDetector {
       state: alert.state,
       episode_start: alert.episode_start ?? alert.window_end - size,
       bucket_start: alert.window_end - size,
+      // What it was judged at: growth updates go on from it after a restart as they would have.
+      significance: alert.significance,
     };
-    // Versioned: the owner's own alerts echo back no newer than what it holds, so they change nothing.
+    // Versioned: the owner's own alerts echo back no newer than what it holds, so they change nothing
+    // (an echo of an earlier growth update taken for newer would throw away the growth since).
     let entity = this.entities.get(alert.entity_id);
     if (!entity) {
       entity = this.emptyEntity(alert.entity_id, alert.entity_name, alert.entity_type, -1);
       this.put(entity);
     }
-    if (isNewer(episode, entity.episodes.get(alert.granularity))) entity.episodes.set(alert.granularity, episode);
+    if (isNewer(episode, entity.episodes.get(alert.granularity), false))
+      entity.episodes.set(alert.granularity, episode);
     // Echoes come back in the order they were sent: the last one means every earlier one is in.
     if (entity.awaitingEcho === echoKey(alert)) delete entity.awaitingEcho;
   }
@@ -679,7 +691,7 @@ export class SpikeDetector {
   ): SpikeAlert | undefined {
     if (rule.method !== 'surprise') return undefined;
     const held = entity.episodes.get(granularity);
-    // Unknown after a restart (the echo carries no judgement): growth resumes after the next state.
+    // Known from the detector's own judgement, or from the echo of the last state sent.
     if (!held || held.state === 'ENDED' || held.significance === undefined || held.bucket_start > bucket)
       return undefined;
     const verdict = this.judge(entity, granularity, rule, bucket, clock, 'continue');

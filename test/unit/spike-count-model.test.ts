@@ -272,6 +272,35 @@ describe('SpikeDetector with the count model (the default)', () => {
     expect(closing[0]).toMatchObject({ state: 'ONGOING', window_end: states[0]!.window_end, observed: 40 });
   });
 
+  it('goes on updating a filling bucket when its alerts are read back, and after a restart mid-bucket', () => {
+    const burst = (): Mention[] => Array.from({ length: 40 }, (_, i) => mentionOf('e-x', 12, { hour: 8, minute: i }));
+    const feed = [...background(days.slice(0, 12), 10, 2), ...burst()].sort((a, b) => a.t - b.t);
+    const states = (alerts: SpikeAlert[]): string[] =>
+      alerts.filter((a) => a.entity_id === 'e-x').map((a) => `${a.state} ${a.observed} ${a.significance.toFixed(6)}`);
+    const quiet = run(new SpikeDetector({ hour: null, now: () => TEST_NOW }), [...feed]);
+    expect(states(quiet).length).toBeGreaterThan(2);
+
+    // As the stage runs: every alert comes back from entity.spikes before the next mention.
+    const echoing = (detector: SpikeDetector, mentions: readonly Mention[]): SpikeAlert[] =>
+      mentions.flatMap((m) => {
+        const alerts = detector.offer(m, 0).alerts;
+        for (const alert of alerts) detector.noteSentAlert(alert);
+        return alerts;
+      });
+    const echoed = echoing(new SpikeDetector({ hour: null, now: () => TEST_NOW, alertsEchoed: true }), feed);
+    expect(states(echoed)).toEqual(states(quiet));
+
+    // Killed after the burst's 20th mention: restored from its snapshots and its alerts, it goes on.
+    const cut = feed.length - 20;
+    const first = new SpikeDetector({ hour: null, now: () => TEST_NOW, alertsEchoed: true });
+    const before = echoing(first, feed.slice(0, cut));
+    const restored = new SpikeDetector({ hour: null, now: () => TEST_NOW, alertsEchoed: true });
+    for (const id of ['e-x', ...Array.from({ length: 10 }, (_, n) => `e-bg-${n}`)])
+      restored.restore(first.snapshot(id)!);
+    for (const alert of before) restored.noteSentAlert(alert);
+    expect(states([...before, ...echoing(restored, feed.slice(cut))])).toEqual(states(quiet));
+  });
+
   it('counts an article once however many of its chunks mention the entity', () => {
     const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
     run(detector, background(days.slice(0, 10), 5, 1));
