@@ -43,7 +43,7 @@ import { embeddedPartitionOf } from '../streams/embedded/embedded-transport.js';
 import { PRODUCT_PARTITIONS } from '../streams/pipeline/topics.js';
 import { EntityRegistry } from '../processors/markup/entity-registry.js';
 import { markArticle } from '../processors/markup/mark-article.js';
-import { AlertDesk, dayOf, type AlertBudget, type Story } from '../processors/spikes/alert-desk.js';
+import { AlertDesk, dayOf, storyOpenOn, type AlertBudget } from '../processors/spikes/alert-desk.js';
 import { digestLines, digestJson } from '../processors/spikes/digest-view.js';
 import { DAY_MS, DEFAULT_DAY_RULE, NEON_DAY_RULE, type SpikeRule } from '../processors/spikes/spike-rule.js';
 import type { Article, MarkedArticle, Mention, SpikeAlert } from '../schemas/records.generated.js';
@@ -553,8 +553,6 @@ function recallWithEarlierStories(
 ): { recalled: number; recall: number; recall_interval: Interval } {
   const desk = run.desk;
   let recalled = 0;
-  const openOn = (story: Story, day: number): boolean =>
-    story.members.some((m) => m.latest.state !== 'ENDED' || m.latest.window_end > day + DAY_MS);
   for (const burst of bursts) {
     let seen = burstHit(burst, run.byDay, titles) !== undefined;
     for (let d = burst.start - 2 * DAY_MS; !seen && desk && d <= burst.start + DAY_MS; d += DAY_MS) {
@@ -562,7 +560,7 @@ function recallWithEarlierStories(
         seen = desk
           .digest(listed)
           .stories.some(
-            (story) => openOn(story, d) && story.members.some((m) => titles.get(m.entity_id) === burst.title),
+            (story) => storyOpenOn(story, d) && story.members.some((m) => titles.get(m.entity_id) === burst.title),
           );
       }
     }

@@ -136,6 +136,11 @@ export interface Digest {
   totals: { stories: number; above_bar: number; delivered: number; generic: number };
 }
 
+/** Whether a story was still open on a day: some member open, or ended only after the day. */
+export function storyOpenOn(story: Story, day: number): boolean {
+  return story.members.some((m) => m.open || (m.latest.state === 'ENDED' && m.latest.window_end > day + DAY_MS));
+}
+
 export interface AlertDeskOptions {
   budget?: Partial<AlertBudget>;
   /** Names the entity registry knows for an entity id (its aliases), when a registry is followed. */
@@ -346,11 +351,7 @@ export class AlertDesk {
       if (d >= start || d < start - 14 * DAY_MS) continue;
       for (const story of list) {
         if (story.generic || !story.delivered) continue;
-        // Still open on the day: no member ended before it started.
-        const ongoing = story.members.some(
-          (m) => m.open || (m.latest.state === 'ENDED' && m.latest.window_end > start + DAY_MS),
-        );
-        if (ongoing) developing.push(story);
+        if (storyOpenOn(story, start)) developing.push(story);
       }
     }
     developing.sort(compareStories);
