@@ -6,10 +6,12 @@
  *
  * The key is safe rather than clever: the SHA-256 of the articles (all fields except `fetched_at`,
  * which only says when intake ran and which no later stage reads), of the extractor's name, and of
- * every source file the preparation could depend on — all of `processors/` and `schemas/`, the
- * evaluation's own preparation files and `package-lock.json` (the versions of compromise and the
- * other libraries). Any edit there, even an unrelated one, prepares afresh: a stale cache would
- * silently measure old code. An LLM's extraction is not kept here (its replies are, in the LLM
+ * every file the preparation could depend on — every module the preparation and the extractor
+ * import, transitively (type-only imports too), every file under `processors/` and `schemas/` that
+ * is not a module (data a module may read at run time) and `package-lock.json` (the versions of
+ * compromise and the other libraries). Any edit there, even an unrelated one, prepares afresh: a
+ * stale cache would silently measure old code. An edit to a stage the preparation never imports
+ * (spike detection, retrieval) keeps it. An LLM's extraction is not kept here (its replies are, in the LLM
  * response cache). Entries are gzipped JSON lines, written to a temporary name and renamed (a
  * crash leaves no half entry), and only the newest few are kept.
  */
@@ -25,24 +27,27 @@ import {
   statSync,
   unlinkSync,
 } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { createGunzip, createGzip } from 'node:zlib';
+import ts from 'typescript';
 import type { LinkableEntity } from '../processors/query/reformulate-query.js';
 import type { Article, Chunk, Interaction } from '../schemas/records.generated.js';
 import { markChunkDedupe } from '../devkit/process-articles.js';
 
 const REPOSITORY_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-/** What the preparation may read, relative to the repository. */
-const CODE_ROOTS = [
-  'processors',
-  'schemas',
+/** The modules the preparation runs, relative to the repository: what they import is followed. */
+const PREPARATION_ENTRIES = [
   'devkit/process-articles.ts',
   'eval/prepared-chunks-cache.ts',
-  'package-lock.json',
+  'processors/extract/extraction-plan.ts',
+  'processors/extract/interaction-extractor.ts',
+  'processors/extract/extraction-targets.ts',
 ];
+/** Where data files a module may read live, and the library versions. */
+const DATA_ROOTS = ['processors', 'schemas', 'package-lock.json'];
 const KEEP_ENTRIES = 4;
 
 export interface PreparedChunks {
@@ -74,10 +79,33 @@ function filesUnder(path: string): string[] {
     .flatMap((name) => filesUnder(join(path, name)));
 }
 
+/** The TypeScript modules `entries` import, transitively, with the entries (relative imports only). */
+export function importClosure(entries: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const pending = [...entries];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (seen.has(file) || !existsSync(file)) continue;
+    seen.add(file);
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    for (const { fileName } of importedFiles) {
+      if (!fileName.startsWith('.')) continue;
+      pending.push(resolve(dirname(file), fileName).replace(/\.js$/, '.ts'));
+    }
+  }
+  return [...seen].sort();
+}
+
 /** SHA-256 over the path and content of every file the preparation could depend on. */
-export function preparationCodeVersion(root = REPOSITORY_ROOT, roots: readonly string[] = CODE_ROOTS): string {
+export function preparationCodeVersion(
+  root = REPOSITORY_ROOT,
+  entries: readonly string[] = PREPARATION_ENTRIES,
+  dataRoots: readonly string[] = DATA_ROOTS,
+): string {
+  const modules = importClosure(entries.map((e) => join(root, e)));
+  const data = dataRoots.flatMap((r) => filesUnder(join(root, r))).filter((file) => !file.endsWith('.ts'));
   const hash = createHash('sha256');
-  for (const file of roots.flatMap((r) => filesUnder(join(root, r)))) {
+  for (const file of [...new Set([...modules, ...data])].sort()) {
     hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
   }
   return hash.digest('hex');

@@ -1,8 +1,15 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cachedPrepare, prepareChunks, preparationCodeVersion, preparationKey } from '../prepared-chunks-cache.js';
+import {
+  cachedPrepare,
+  importClosure,
+  prepareChunks,
+  preparationCodeVersion,
+  preparationKey,
+} from '../prepared-chunks-cache.js';
 import { normalizeArticle } from '../../processors/intake/normalize-article.js';
 import type { Article, Chunk, Interaction } from '../../schemas/records.generated.js';
 
@@ -60,14 +67,40 @@ describe('preparation key', () => {
     expect(preparationKey(articles, 'v1', 'offline')).not.toBe(key);
   });
 
-  it('follows the content of the code it covers', () => {
+  it('follows the content of the modules the preparation imports and of data files, not of other stages', () => {
     const root = freshDir();
-    mkdirSync(join(root, 'processors'));
-    writeFileSync(join(root, 'processors', 'stage.ts'), 'export const a = 1;');
-    const before = preparationCodeVersion(root, ['processors']);
-    expect(preparationCodeVersion(root, ['processors'])).toBe(before);
-    writeFileSync(join(root, 'processors', 'stage.ts'), 'export const a = 2;');
-    expect(preparationCodeVersion(root, ['processors'])).not.toBe(before);
+    mkdirSync(join(root, 'processors', 'markup'), { recursive: true });
+    mkdirSync(join(root, 'processors', 'spikes'), { recursive: true });
+    mkdirSync(join(root, 'devkit'));
+    const write = (path: string, text: string): void => writeFileSync(join(root, path), text);
+    write('devkit/prepare.ts', "import { mark } from '../processors/markup/mark.js';\nexport const run = mark;");
+    write('processors/markup/mark.ts', "import type { Names } from './names.js';\nexport const mark = 1;");
+    write('processors/markup/names.ts', 'export type Names = string[];');
+    write('processors/markup/stopwords.txt', 'the');
+    write('processors/spikes/detect.ts', 'export const detect = 1;');
+    const version = (): string => preparationCodeVersion(root, ['devkit/prepare.ts'], ['processors']);
+    const before = version();
+    expect(version()).toBe(before);
+    write('processors/spikes/detect.ts', 'export const detect = 2;');
+    expect(version()).toBe(before);
+    for (const [path, text] of [
+      ['processors/markup/mark.ts', "import type { Names } from './names.js';\nexport const mark = 2;"],
+      ['processors/markup/names.ts', 'export type Names = readonly string[];'],
+      ['processors/markup/stopwords.txt', 'the a'],
+      ['devkit/prepare.ts', "import { mark } from '../processors/markup/mark.js';\nexport const run = mark + 1;"],
+    ] as const) {
+      const was = version();
+      write(path, text);
+      expect(version(), path).not.toBe(was);
+    }
+  });
+
+  it('covers the product modules the real preparation imports', () => {
+    const files = importClosure([fileURLToPath(new URL('../../devkit/process-articles.ts', import.meta.url))]);
+    const names = files.map((f) => f.replace(/\\/g, '/'));
+    expect(names.some((f) => f.endsWith('processors/markup/mark-article.ts'))).toBe(true);
+    expect(names.some((f) => f.endsWith('processors/dedupe/drop-near-duplicates.ts'))).toBe(true);
+    expect(names.some((f) => f.includes('processors/spikes/'))).toBe(false);
   });
 });
 
