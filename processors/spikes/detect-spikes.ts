@@ -135,6 +135,12 @@ interface EntityState {
   awaitingEcho?: string;
   /** Event time after which the next prune is due: pruning every mention would cost O(state) each. */
   pruneDueAt: number;
+  /**
+   * The partition's event time when the entity's restored snapshot was saved: its buckets closed by
+   * then are final even while the partition's own time, moved on again by redelivered mentions,
+   * is behind it (a redelivered mention there was counted before its chunk was pruned, or was late).
+   */
+  countedTo?: number;
 }
 
 /** The last alert sent for one entity and granularity: whether an episode is open, and what was said. */
@@ -147,8 +153,9 @@ interface SpikeEpisodeState {
   /** Start of the bucket the last state was about. */
   bucket_start: number;
   /**
-   * The count model's last state was a growth update within a bucket still filling, not the
-   * bucket's final judgement (this process only: an echo read back counts as final).
+   * true: the last state was a growth update of the count model within a bucket still filling,
+   * not the bucket's final judgement; false: it stands for its bucket (a start, or the bucket's
+   * final judgement); absent: read back from entity.spikes, which does not say (see `provisional`).
    */
   growing?: boolean;
   /** Significance of the last state sent (this process only). */
@@ -157,10 +164,14 @@ interface SpikeEpisodeState {
 
 /**
  * While a bucket fills, an open episode of the count model is updated ONGOING each time its
- * significance has grown by this much since the last state sent (p ten times smaller): the desk
- * then ranks a story by what it has become, not by the count that first crossed the bar.
+ * significance passes a whole number above its last state's (p a power of ten smaller): the desk
+ * then ranks a story by what it has become, not by the count that first crossed the bar, and a
+ * story pushed at significance 2 is pushed as it passes 2 (a step of 1 from the last state would
+ * hold one at 1.97 back until 2.97).
  */
-const GROWTH_STEP = 1;
+function hasGrown(significance: number, last: number): boolean {
+  return Math.floor(significance) > Math.floor(last);
+}
 
 /** A partition's share of the feed, as the count model reads it. */
 interface PartitionFeed {
@@ -170,6 +181,12 @@ interface PartitionFeed {
   newcomers: Partial<Record<Granularity, { tail: NewcomerTail; day: number }>>;
   /** Expected volume of a bucket still filling (seasonal mean), memoised per bucket. */
   expectedVolumes: Map<string, number>;
+  /**
+   * Entities restored from snapshots saved ahead of the partition's event time (see
+   * `EntityState.countedTo`): until the partition's time catches up, their articles stamped later
+   * are in the volume and their counts although this detector has not reached them.
+   */
+  ahead: Set<string>;
 }
 
 interface PartitionClock {
@@ -179,6 +196,16 @@ interface PartitionClock {
   since: number;
   /** Per granularity, the last closed bucket open episodes were judged on (absent: not yet, e.g. after a restore). */
   judged?: Partial<Record<Granularity, number>>;
+}
+
+/** What a judgement reads of one entity and its partition, per bucket. */
+interface SeenCounts {
+  /** The entity's distinct articles (the count model). */
+  articles: ReadonlyMap<number, number>;
+  /** The entity's unique chunks (NEON's rule). */
+  chunks: ReadonlyMap<number, number>;
+  /** The partition's volume. */
+  volume: ReadonlyMap<number, number>;
 }
 
 /** A rule's verdict with what the alert says about it: the method, its significance and the window's articles. */
@@ -233,20 +260,31 @@ function echoKey(alert: Pick<SpikeAlert, 'id' | 'state' | 'window_end' | 'observ
 }
 
 /**
- * Whether an alert state is newer than what the episode holds (bucket first, then life-cycle
- * order). `afterGrowth`: a judgement of the detector's own is newer than a growth update of the same
- * bucket (a growth update does not stand for the bucket's final judgement); an echo read back is not
- * (it is one of the states the detector itself sent, at most as new as the one it holds).
+ * Whether a judgement of the detector's own is newer than what the episode holds: a later bucket,
+ * or the same bucket further in the life cycle, or the same bucket's final judgement after a
+ * `provisional` state (a growth update does not stand for the bucket's final judgement).
  */
 function isNewer(
   alert: { bucket_start: number; state: SpikeState },
   held: SpikeEpisodeState | undefined,
-  afterGrowth = true,
+  provisional: boolean,
 ): boolean {
   if (!held) return true;
   if (alert.bucket_start !== held.bucket_start) return alert.bucket_start > held.bucket_start;
-  if (afterGrowth && held.growing) return true;
+  if (provisional) return true;
   return STATE_RANK[alert.state] > STATE_RANK[held.state];
+}
+
+/**
+ * Whether an alert read back from entity.spikes says more than what the episode holds: a later
+ * bucket, the same bucket further in the life cycle, or a later growth update of the same bucket
+ * (they only grow). The detector's own echoes come back no newer than what it holds.
+ */
+function echoIsNewer(echo: SpikeEpisodeState, held: SpikeEpisodeState | undefined): boolean {
+  if (!held) return true;
+  if (echo.bucket_start !== held.bucket_start) return echo.bucket_start > held.bucket_start;
+  if (echo.state !== held.state) return STATE_RANK[echo.state] > STATE_RANK[held.state];
+  return (echo.significance ?? 0) > (held.significance ?? 0);
 }
 
 export class SpikeDetector {
@@ -298,7 +336,10 @@ export class SpikeDetector {
     // Evaluate even a duplicate: a redelivered mention must be able to send an alert whose first
     // attempt was lost (the episode state says whether it was sent).
     for (const [granularity, rule] of this.rules()) {
-      const bucket = bucketStart(clock.latest, granularity);
+      // The mention's own bucket while it may still be counted: the verdict a mention gets is then
+      // the same whether it comes in order or is redelivered after a restart whose state ran ahead.
+      const own = bucketStart(mention.t, granularity);
+      const bucket = this.isClosed(own, granularity, rule, clock) ? bucketStart(clock.latest, granularity) : own;
       if (this.isOpen(entity, granularity)) {
         const grown = this.growthUpdate(entity, granularity, rule, bucket, clock);
         if (grown) {
@@ -358,17 +399,20 @@ export class SpikeDetector {
       episodes: known?.episodes ?? new Map<Granularity, SpikeEpisodeState>(),
       lastMentionAt: snapshot.latest_event_at,
       pruneDueAt: 0,
+      countedTo: snapshot.latest_event_at,
     };
     if (known) this.addVolume(known, -1);
     this.addVolume(entity, 1);
     this.put(entity);
+    this.feedOf(entity.partition).ahead.add(entity.id);
+    // Only where counting began is restored. The changelog may run ahead of the committed offset
+    // (snapshots are saved as they stand when written), so its newest event time is not where the
+    // redelivered mentions stand: the partition's event time moves on from them, and buckets close,
+    // and episodes are judged on them, at the same mentions as the first time.
     const clock = this.clocks.get(snapshot.partition);
     if (!clock)
-      this.clocks.set(snapshot.partition, { latest: snapshot.latest_event_at, since: snapshot.observed_since });
-    else {
-      clock.latest = Math.max(clock.latest, snapshot.latest_event_at);
-      clock.since = Math.min(clock.since, snapshot.observed_since);
-    }
+      this.clocks.set(snapshot.partition, { latest: snapshot.observed_since, since: snapshot.observed_since });
+    else clock.since = Math.min(clock.since, snapshot.observed_since);
   }
 
   /** A tombstone on the changelog: the entity went quiet and was forgotten by its owner. */
@@ -397,8 +441,7 @@ export class SpikeDetector {
       entity = this.emptyEntity(alert.entity_id, alert.entity_name, alert.entity_type, -1);
       this.put(entity);
     }
-    if (isNewer(episode, entity.episodes.get(alert.granularity), false))
-      entity.episodes.set(alert.granularity, episode);
+    if (echoIsNewer(episode, entity.episodes.get(alert.granularity))) entity.episodes.set(alert.granularity, episode);
     // Echoes come back in the order they were sent: the last one means every earlier one is in.
     if (entity.awaitingEcho === echoKey(alert)) delete entity.awaitingEcho;
   }
@@ -458,7 +501,12 @@ export class SpikeDetector {
   private feedOf(partition: number): PartitionFeed {
     let feed = this.feeds.get(partition);
     if (!feed) {
-      feed = { volume: { DAY: new Map(), HOUR: new Map() }, newcomers: {}, expectedVolumes: new Map() };
+      feed = {
+        volume: { DAY: new Map(), HOUR: new Map() },
+        newcomers: {},
+        expectedVolumes: new Map(),
+        ahead: new Set(),
+      };
       this.feeds.set(partition, feed);
     }
     return feed;
@@ -518,12 +566,27 @@ export class SpikeDetector {
 
   private remove(entity: EntityState): void {
     this.addVolume(entity, -1);
+    this.feeds.get(entity.partition)?.ahead.delete(entity.id);
     this.entities.delete(entity.id);
     this.byPartition.get(entity.partition)?.delete(entity.id);
   }
 
   private isClosed(bucket: number, granularity: Granularity, rule: SpikeRule, clock: PartitionClock): boolean {
-    return clock.latest >= bucket + BUCKET_MS[granularity] + rule.allowedLatenessMs;
+    return closedAt(clock.latest, bucket, granularity, rule);
+  }
+
+  /** Whether the entity's count in a bucket is final: closed on the partition, or when its restored state was saved. */
+  private isFinalFor(
+    entity: EntityState,
+    bucket: number,
+    granularity: Granularity,
+    rule: SpikeRule,
+    clock: PartitionClock,
+  ): boolean {
+    return (
+      this.isClosed(bucket, granularity, rule, clock) ||
+      (entity.countedTo !== undefined && closedAt(entity.countedTo, bucket, granularity, rule))
+    );
   }
 
   private count(entity: EntityState, mention: Mention, clock: PartitionClock): MentionOutcome {
@@ -535,14 +598,14 @@ export class SpikeDetector {
     const hour = this.options.hour;
     if (day) {
       const bucket = bucketStart(mention.t, 'DAY');
-      if (!this.isClosed(bucket, 'DAY', day, clock)) {
+      if (!this.isFinalFor(entity, bucket, 'DAY', day, clock)) {
         entity.counts.DAY.set(bucket, (entity.counts.DAY.get(bucket) ?? 0) + 1);
         countedDay = true;
       }
     }
     if (hour && hasTimeOfDay(mention.t)) {
       const bucket = bucketStart(mention.t, 'HOUR');
-      if (!this.isClosed(bucket, 'HOUR', hour, clock)) {
+      if (!this.isFinalFor(entity, bucket, 'HOUR', hour, clock)) {
         entity.counts.HOUR.set(bucket, (entity.counts.HOUR.get(bucket) ?? 0) + 1);
         countedHour = true;
       }
@@ -612,7 +675,11 @@ export class SpikeDetector {
           const verdict = this.judge(entity, granularity, rule, bucket, clock, 'continue');
           const state: SpikeState = verdict.spike ? 'ONGOING' : 'ENDED';
           const held = entity.episodes.get(granularity);
-          if (!held || !isNewer({ bucket_start: bucket, state }, held)) continue;
+          if (
+            !held ||
+            !isNewer({ bucket_start: bucket, state }, held, this.provisional(entity, held, granularity, rule))
+          )
+            continue;
           out.alerts.push(this.transition(entity, granularity, rule, bucket, verdict, state, held.episode_start));
           changed.add(entity);
           if (state === 'ENDED') break;
@@ -679,8 +746,8 @@ export class SpikeDetector {
   }
 
   /**
-   * An ONGOING update of an open episode of the count model whose significance has grown by
-   * GROWTH_STEP since its last state, within the bucket still filling; undefined otherwise.
+   * An ONGOING update of an open episode of the count model whose significance has passed a whole
+   * number since its last state (`hasGrown`), within the bucket still filling; undefined otherwise.
    */
   private growthUpdate(
     entity: EntityState,
@@ -695,10 +762,28 @@ export class SpikeDetector {
     if (!held || held.state === 'ENDED' || held.significance === undefined || held.bucket_start > bucket)
       return undefined;
     const verdict = this.judge(entity, granularity, rule, bucket, clock, 'continue');
-    if (verdict.significance < held.significance + GROWTH_STEP) return undefined;
+    if (!hasGrown(verdict.significance, held.significance)) return undefined;
     const alert = this.transition(entity, granularity, rule, bucket, verdict, 'ONGOING', held.episode_start);
     entity.episodes.get(granularity)!.growing = true;
     return alert;
+  }
+
+  /**
+   * Whether the held state may be a growth update, so that its bucket's final judgement is still
+   * to send. Known for the detector's own states. For one read back from entity.spikes (after a
+   * restart): a state about a bucket that had closed by the time the entity's restored snapshot was
+   * saved was the final judgement or came before it, and that judgement was sent (the snapshot is
+   * saved only once its alerts are acknowledged); otherwise it may have been a growth update, and
+   * the final judgement is sent (again, at worst).
+   */
+  private provisional(
+    entity: EntityState,
+    held: SpikeEpisodeState,
+    granularity: Granularity,
+    rule: SpikeRule,
+  ): boolean {
+    if (held.growing !== undefined) return held.growing;
+    return entity.countedTo === undefined || !closedAt(entity.countedTo, held.bucket_start, granularity, rule);
   }
 
   /** One more article of the entity in a bucket, and in its partition's volume. */
@@ -826,9 +911,10 @@ export class SpikeDetector {
     clock: PartitionClock,
     phase: 'start' | 'continue',
   ): Verdict {
-    const articles = rollingSum(entity.articles[granularity], bucket, rule, granularity);
+    const seen = this.asOfClock(entity, granularity, clock);
+    const articles = rollingSum(seen.articles, bucket, rule, granularity);
     if (rule.method === 'neon') {
-      const verdict = evaluateRule(entity.counts[granularity], bucket, clock.since, rule, granularity);
+      const verdict = evaluateRule(seen.chunks, bucket, clock.since, rule, granularity);
       return {
         ...verdict,
         significance: normalTailSignificance(verdict.score),
@@ -836,11 +922,63 @@ export class SpikeDetector {
         window: rule.rollingBuckets,
       };
     }
-    return this.judgeSurprise(entity, granularity, rule, bucket, clock, phase);
+    return this.judgeSurprise(entity, seen, granularity, rule, bucket, clock, phase);
+  }
+
+  /**
+   * The entity's counts and its partition's volume as they stood when the partition's event time
+   * was where it is now: without what restored snapshots saved ahead of it hold of later articles.
+   * A mention redelivered after a restart is then judged as it was the first time. Outside a
+   * catch-up after a restore, the detector's own maps.
+   */
+  private asOfClock(entity: EntityState, granularity: Granularity, clock: PartitionClock): SeenCounts {
+    const own = { articles: entity.articles[granularity], chunks: entity.counts[granularity] };
+    const feed = this.feedOf(entity.partition);
+    const volume = feed.volume[granularity];
+    if (feed.ahead.size === 0) return { ...own, volume };
+    const latest = clock.latest;
+    const laterOf = (state: EntityState): { articles: Map<number, number>; chunks: Map<number, number> } => {
+      const later = { articles: new Map<number, number>(), chunks: new Map<number, number>() };
+      const add = (into: Map<number, number>, t: number): void => {
+        const b = bucketStart(t, granularity);
+        into.set(b, (into.get(b) ?? 0) + 1);
+      };
+      for (const a of state.countedArticles.values()) {
+        if (a.t > latest && (granularity === 'DAY' || a.hourly)) add(later.articles, a.t);
+      }
+      for (const c of state.recentChunks.values()) {
+        if (c.t > latest && (granularity === 'DAY' || c.hourly)) add(later.chunks, c.t);
+      }
+      return later;
+    };
+    const minus = (counts: ReadonlyMap<number, number>, later: ReadonlyMap<number, number>): Map<number, number> => {
+      const result = new Map(counts);
+      for (const [b, n] of later) result.set(b, Math.max(0, (result.get(b) ?? 0) - n));
+      return result;
+    };
+    let feedLater: Map<number, number> | undefined;
+    let seen: SeenCounts = { ...own, volume };
+    for (const id of [...feed.ahead]) {
+      const state = this.entities.get(id);
+      // Caught up: nothing it holds is later than the partition's time any more.
+      if (!state || state.countedTo === undefined || state.countedTo <= latest) {
+        feed.ahead.delete(id);
+        continue;
+      }
+      const later = laterOf(state);
+      if (later.articles.size > 0) {
+        feedLater ??= new Map();
+        for (const [b, n] of later.articles) feedLater.set(b, (feedLater.get(b) ?? 0) + n);
+      }
+      if (state === entity)
+        seen = { ...seen, articles: minus(own.articles, later.articles), chunks: minus(own.chunks, later.chunks) };
+    }
+    return feedLater ? { ...seen, volume: minus(volume, feedLater) } : seen;
   }
 
   private judgeSurprise(
     entity: EntityState,
+    seen: SeenCounts,
     granularity: Granularity,
     rule: SpikeRule,
     bucket: number,
@@ -848,9 +986,9 @@ export class SpikeDetector {
     phase: 'start' | 'continue',
   ): Verdict {
     const size = BUCKET_MS[granularity];
-    const counts = entity.articles[granularity];
+    const counts = seen.articles;
+    const volume = seen.volume;
     const feed = this.feedOf(entity.partition);
-    const volume = feed.volume[granularity];
     const firstKnown = bucketStart(clock.since, granularity);
     const newcomers = this.newcomerTail(entity.partition, feed, granularity, rule, clock);
     const windows = rule.rollingBuckets > 1 ? [1, rule.rollingBuckets] : [1];
@@ -994,6 +1132,7 @@ export class SpikeDetector {
       episode_start: episodeStart,
       bucket_start: bucket,
       significance: verdict.significance,
+      growing: false,
     });
     const windowStart = bucket - (verdict.window - 1) * size;
     const windowEnd = bucket + size;
@@ -1050,7 +1189,8 @@ export class SpikeDetector {
       entity_name: entity.name,
       entity_type: entity.type,
       partition: Math.max(0, entity.partition),
-      latest_event_at: clock.latest,
+      // Never behind a restored snapshot's: the state still holds what was final then.
+      latest_event_at: Math.max(clock.latest, entity.countedTo ?? clock.latest),
       observed_since: clock.since,
       days: sorted(entity.counts.DAY),
       hours: sorted(entity.counts.HOUR),
@@ -1061,4 +1201,9 @@ export class SpikeDetector {
       recent_articles: entity.recentArticles.map((a) => ({ ...a })),
     };
   }
+}
+
+/** Whether a bucket is closed once the partition's event time has reached `latest`. */
+function closedAt(latest: number, bucket: number, granularity: Granularity, rule: SpikeRule): boolean {
+  return latest >= bucket + BUCKET_MS[granularity] + rule.allowedLatenessMs;
 }

@@ -36,12 +36,14 @@ const alertKey = (record: TopicRecord): string =>
  *
  * An entity's snapshot is held back while any alert decided for it is unacknowledged. The alerts
  * and the state go through different producers, and a snapshot counts every mention decided so far:
- * saved ahead of an alert that a crash then loses, it would make the restarted stage take the
- * redelivered mentions as counted (they are recognised by chunk) and never decide that alert again —
- * an episode started a day late, or never. Held back, a saved snapshot only ever counts mentions
- * whose alerts entity.spikes already holds; the alert alone, without its snapshot, is the safe
- * order (the detector learns what was sent from entity.spikes and recounts the redelivered
- * mentions). Alerts are rare next to mentions, so a hold lasts one alert's round trip.
+ * saved ahead of an alert that a crash then loses, it makes the restarted stage take the
+ * redelivered mentions as counted (they are recognised by chunk). The detector judges those as they
+ * stood at their own event time (it knows the articles' times for the two days a bucket may still
+ * change), so it decides the lost alert again; held back, a saved snapshot only ever counts
+ * mentions whose alerts entity.spikes already holds, and the restart does not depend on those two
+ * days. The alert alone, without its snapshot, is the safe order (the detector learns what was sent
+ * from entity.spikes and recounts the redelivered mentions). Alerts are rare next to mentions, so a
+ * hold lasts one alert's round trip.
  */
 export function spikeWriter(
   detector: Pick<SpikeDetector, 'snapshot'>,
