@@ -277,14 +277,16 @@ function isNewer(
 
 /**
  * Whether an alert read back from entity.spikes says more than what the episode holds: a later
- * bucket, the same bucket further in the life cycle, or a later growth update of the same bucket
- * (they only grow). The detector's own echoes come back no newer than what it holds.
+ * bucket, or the same bucket further in the life cycle. The detector's own states come back no
+ * newer than what it holds. States known only from entity.spikes (after a restart, or another
+ * replica's) are read back in the order they were sent, so there the later of two of the same
+ * bucket and life cycle is the newer (a growth update after an earlier one).
  */
 function echoIsNewer(echo: SpikeEpisodeState, held: SpikeEpisodeState | undefined): boolean {
   if (!held) return true;
   if (echo.bucket_start !== held.bucket_start) return echo.bucket_start > held.bucket_start;
   if (echo.state !== held.state) return STATE_RANK[echo.state] > STATE_RANK[held.state];
-  return (echo.significance ?? 0) > (held.significance ?? 0);
+  return held.growing === undefined;
 }
 
 export class SpikeDetector {

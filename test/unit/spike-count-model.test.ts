@@ -305,6 +305,24 @@ describe('SpikeDetector with the count model (the default)', () => {
     expect(states([...before, ...echoing(restored, feed.slice(cut))])).toEqual(states(quiet));
   });
 
+  it('sends a bucket’s final judgement once, even when an earlier growth update is read back after it', () => {
+    const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW, alertsEchoed: true });
+    const feed = [
+      ...background(days.slice(0, 12), 10, 2),
+      ...Array.from({ length: 40 }, (_, i) => mentionOf('e-x', 12, { hour: 8, minute: i })),
+    ].sort((a, b) => a.t - b.t);
+    const growth = run(detector, feed).filter((a) => a.entity_id === 'e-x');
+    expect(growth.length).toBeGreaterThan(2);
+    // The bucket closes: its final judgement. Only then do the growth updates come back (a slow topic).
+    const final = run(detector, [mentionOf('e-bg-0', 14)]).filter((a) => a.entity_id === 'e-x');
+    expect(final).toHaveLength(1);
+    for (const alert of [...growth, ...final]) detector.noteSentAlert(alert);
+    const later = run(detector, [mentionOf('e-bg-0', 15), mentionOf('e-bg-0', 16)]).filter(
+      (a) => a.entity_id === 'e-x' && a.window_end === final[0]!.window_end,
+    );
+    expect(later).toEqual([]);
+  });
+
   it('counts an article once however many of its chunks mention the entity', () => {
     const detector = new SpikeDetector({ hour: null, now: () => TEST_NOW });
     run(detector, background(days.slice(0, 10), 5, 1));
