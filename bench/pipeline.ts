@@ -26,7 +26,11 @@ import { embedderConfigFromEnv } from '../processors/embed/embedder-config.js';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODEL_PINS } from '../processors/embed/model-pins.js';
 import { IntakeRejection } from '../processors/intake/article-input.js';
 import { loadRealtimeQaDocs } from '../streams/archives/load-realtimeqa.js';
-import { normalizeArticle, type NormalizeOptions } from '../processors/intake/normalize-article.js';
+import {
+  normalizeArticle,
+  SUMMARY_MIN_TEXT_CHARS,
+  type NormalizeOptions,
+} from '../processors/intake/normalize-article.js';
 import { readJsonlArticles } from '../streams/archives/read-jsonl-articles.js';
 import type { ReplayItem } from '../processors/intake/replay-articles.js';
 import type { Article } from '../schemas/records.generated.js';
@@ -218,7 +222,9 @@ async function loadCorpus(wanted: number): Promise<Corpus> {
   log(
     `RealTime QA documents not found (${load?.ok === false ? load.error : 'no development data'}): using the bundled sample`,
   );
-  return accepted(readJsonlArticles(BUNDLED_SAMPLE.file), wanted, BUNDLED_SAMPLE.name, { minTextChars: 30 });
+  return accepted(readJsonlArticles(BUNDLED_SAMPLE.file), wanted, BUNDLED_SAMPLE.name, {
+    minTextChars: SUMMARY_MIN_TEXT_CHARS,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

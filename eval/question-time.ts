@@ -31,7 +31,7 @@ import { ALL_ENTITIES } from '../processors/extract/extraction-targets.js';
 import { OfflineInteractionExtractor } from '../processors/extract/interaction-extractor.js';
 import { chunkDocument, interactionDocument, interactionEmbeddingText } from '../processors/index/index-documents.js';
 import { IntakeRejection } from '../processors/intake/article-input.js';
-import { normalizeArticle } from '../processors/intake/normalize-article.js';
+import { normalizeArticle, SUMMARY_MIN_TEXT_CHARS } from '../processors/intake/normalize-article.js';
 import { parseArticleLine } from '../processors/intake/article-line.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import type { SearchRequest, Store, Strategy } from '../processors/query/search-request.js';
@@ -155,7 +155,9 @@ function sampleArticles(): { articles: Article[]; refused: number } {
   for (const line of readFileSync(SAMPLE, 'utf8').split('\n')) {
     if (line.trim() === '') continue;
     try {
-      articles.push(normalizeArticle(parseArticleLine(JSON.parse(line)), now, { minTextChars: 30 }));
+      articles.push(
+        normalizeArticle(parseArticleLine(JSON.parse(line)), now, { minTextChars: SUMMARY_MIN_TEXT_CHARS }),
+      );
     } catch (error) {
       if (!(error instanceof IntakeRejection)) throw error;
       refused += 1;

@@ -38,7 +38,7 @@ import {
   type CurrentEventItem,
 } from '../streams/archives/load-wikipedia-current-events.js';
 import { loadWikinews } from '../streams/archives/load-wikinews.js';
-import { normalizeArticle } from '../processors/intake/normalize-article.js';
+import { normalizeArticle, SUMMARY_MIN_TEXT_CHARS } from '../processors/intake/normalize-article.js';
 import { embeddedPartitionOf } from '../streams/embedded/embedded-transport.js';
 import { PRODUCT_PARTITIONS } from '../streams/pipeline/topics.js';
 import { EntityRegistry } from '../processors/markup/entity-registry.js';
@@ -188,13 +188,17 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-/** Articles through intake normalisation, then markup, chunking and dedupe in publication order. */
+/**
+ * Articles through intake normalisation, then markup, chunking and dedupe in publication order. Both
+ * samples are one-sentence summaries, read with the summary floor as `neon replay` and `npm start`
+ * read them.
+ */
 function prepare(name: string, inputs: Iterable<ArticleInput>): Prepared {
   const articles: Article[] = [];
   const refused: Record<string, number> = {};
   for (const input of inputs) {
     try {
-      articles.push(normalizeArticle(input, NOW));
+      articles.push(normalizeArticle(input, NOW, { minTextChars: SUMMARY_MIN_TEXT_CHARS }));
     } catch (error) {
       if (!(error instanceof IntakeRejection)) throw error;
       refused[error.reason] = (refused[error.reason] ?? 0) + 1;

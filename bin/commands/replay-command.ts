@@ -6,6 +6,7 @@ import { loadRealtimeQaDocs } from '../../streams/archives/load-realtimeqa.js';
 import { loadWikinews } from '../../streams/archives/load-wikinews.js';
 import { loadWikipediaCurrentEventsReplay } from '../../streams/archives/load-wikipedia-current-events.js';
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
+import type { NormalizeOptions } from '../../processors/intake/normalize-article.js';
 import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { UsageError } from '../../infra/cli-errors.js';
 import { redactUrl } from '../../schemas/connection-config.js';
@@ -31,8 +32,12 @@ export function detectFormat(path: string): Exclude<Format, 'auto'> {
   );
 }
 
-function itemsOf(format: Exclude<Format, 'auto'>, path: string): AsyncIterable<ReplayItem> {
-  if (format === 'jsonl') return readJsonlArticles(path);
+/** The items of a path in a format, with the intake options its reader declares for them. */
+export function itemsOf(
+  format: Exclude<Format, 'auto'>,
+  path: string,
+): { items: AsyncIterable<ReplayItem>; normalize?: Partial<NormalizeOptions> } {
+  if (format === 'jsonl') return { items: readJsonlArticles(path) };
   const load =
     format === 'realtimeqa'
       ? loadRealtimeQaDocs(path)
@@ -40,7 +45,7 @@ function itemsOf(format: Exclude<Format, 'auto'>, path: string): AsyncIterable<R
         ? loadWikinews(path)
         : loadWikipediaCurrentEventsReplay(path);
   if (!load.ok) throw new UsageError(load.error);
-  return load.items;
+  return { items: load.items, ...(load.normalize === undefined ? {} : { normalize: load.normalize }) };
 }
 
 function positive(value: string | undefined, name: string): number | undefined {
@@ -105,13 +110,19 @@ export function registerReplayCommand(program: Command): void {
         process.once('SIGTERM', onSignal);
         try {
           if (!flags.json) process.stderr.write(`replaying ${path} (${format}) to ${destination}\n`);
-          const report = await replayArticles(path === '-' ? readJsonlArticles(process.stdin) : itemsOf(format, path), {
+          const source: ReturnType<typeof itemsOf> =
+            path === '-' ? { items: readJsonlArticles(process.stdin) } : itemsOf(format, path);
+          const normalize: Partial<NormalizeOptions> = {
+            ...source.normalize,
+            ...(earliest === undefined ? {} : { earliestPublishTime: earliest }),
+          };
+          const report = await replayArticles(source.items, {
             publisher,
             origin: path,
             signal: abort.signal,
             ...(speed === undefined ? {} : { speed }),
             ...(limit === undefined ? {} : { limit }),
-            ...(earliest === undefined ? {} : { normalize: { earliestPublishTime: earliest } }),
+            normalize,
             onProgress: (p) =>
               progress.update(p.published, p.total, new Date(p.publishedAt).toISOString().slice(0, 16)),
           });

@@ -218,7 +218,10 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 /**
  * What a dataset loader returns: the items to replay, and counters it fills in while they are read
- * (final once the iteration ended) — or, when the data is not there, a message for the caller to print.
+ * (final once the iteration ended), with the intake options its kind of item calls for (a source of
+ * one-sentence summaries lowers the text floor) — or, when the data is not there, a message for the
+ * caller to print.
  */
 export type DatasetLoad<Stats> =
-  { ok: true; items: AsyncIterable<ReplayItem>; stats: Stats } | { ok: false; error: string };
+  | { ok: true; items: AsyncIterable<ReplayItem>; stats: Stats; normalize?: Partial<NormalizeOptions> }
+  | { ok: false; error: string };

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { ArticleInput } from '../../processors/intake/article-input.js';
 import type { DatasetLoad, ReplayItem } from '../../processors/intake/replay-articles.js';
+import { SUMMARY_MIN_TEXT_CHARS } from '../../processors/intake/normalize-article.js';
 
 export const WIKIPEDIA_CURRENT_EVENTS_SOURCE = 'en.wikipedia.org/wiki/Portal:Current_events';
 
@@ -110,7 +111,12 @@ export function loadWikipediaCurrentEventsReplay(path: string): DatasetLoad<{ it
   async function* each(): AsyncGenerator<ReplayItem> {
     yield* replayItems;
   }
-  return { ok: true, items: each(), stats: { items: items.length } };
+  return {
+    ok: true,
+    items: each(),
+    stats: { items: items.length },
+    normalize: { minTextChars: SUMMARY_MIN_TEXT_CHARS },
+  };
 }
 
 /** The record intake normalises: url = first citation, or a stable URL on the portal page. */

@@ -10,6 +10,7 @@ import { createFeedPoller, type FeedPoller, type FeedSubscription } from '../fee
 import { JsonFileFeedStateStore } from '../feeds/feed-state-store.js';
 import { readJsonlArticles } from '../archives/read-jsonl-articles.js';
 import { replayArticles, type ReplayReport } from '../../processors/intake/replay-articles.js';
+import { SUMMARY_MIN_TEXT_CHARS } from '../../processors/intake/normalize-article.js';
 
 /** Where a source is, for `GET /v1/status` and the dashboard's status strip. */
 export interface FeedStatus {
@@ -96,7 +97,7 @@ export function replaySample(options: SampleReplayOptions): NewsSource {
     signal: stopping.signal,
     // The bundled sample is one-sentence summaries: intake's 80-character floor for articles would
     // refuse 46 real ones ("Four people are killed after two cars collide on PJ Patterson Highway…").
-    ...(options.file === undefined ? { normalize: { minTextChars: 30 } } : {}),
+    ...(options.file === undefined ? { normalize: { minTextChars: SUMMARY_MIN_TEXT_CHARS } } : {}),
     ...(options.limit === undefined ? {} : { limit: options.limit }),
     onProgress: (progress) => {
       status.articles_total = progress.total;

@@ -14,7 +14,7 @@ import {
 } from '../../processors/extract/interaction-extractor.js';
 import type { PairBatchOptions } from '../../processors/extract/pair-batches.js';
 import { IntakeRejection } from '../../processors/intake/article-input.js';
-import { normalizeArticle } from '../../processors/intake/normalize-article.js';
+import { normalizeArticle, SUMMARY_MIN_TEXT_CHARS } from '../../processors/intake/normalize-article.js';
 import { readJsonlArticles } from '../../streams/archives/read-jsonl-articles.js';
 import { SpikeDetector } from '../../processors/spikes/detect-spikes.js';
 import { decodeRecord } from '../../schemas/avro-codec.js';
@@ -166,7 +166,7 @@ export async function sampleArticles(count: number): Promise<SampleArticles> {
       continue;
     }
     try {
-      accepted.push(normalizeArticle(line.input, INTAKE_NOW, { minTextChars: 30 }));
+      accepted.push(normalizeArticle(line.input, INTAKE_NOW, { minTextChars: SUMMARY_MIN_TEXT_CHARS }));
     } catch (error) {
       if (!(error instanceof IntakeRejection)) throw error;
       refused.push({ raw: line.raw, rejection: error });
