@@ -113,6 +113,13 @@ const ROMAN = /^[IVXLC]{1,6}$/;
 const UPPER_START = /^\p{Lu}/u;
 const ONLY_SPACES = /^[^\S\n]+$/u;
 const POSSESSIVE = /(?:['’]s|(?<=s)['’])$/u;
+/**
+ * Prefixes that make a name an attitude or a time ("anti-Erdoğan protests", "pro-Russian forces",
+ * "ex-Google staff", "post-Assad Syria"): the name is what follows the hyphen.
+ */
+const NAME_PREFIXES: ReadonlySet<string> = new Set(['anti', 'pro', 'ex', 'non', 'post', 'pre', 'neo', 'mid']);
+/** compromise keeps a lower-case prefix and its name as one term ("anti-Erdoğan"). */
+const PREFIXED_NAME = /^(\p{Ll}+)[-‐](?=\p{Lu})/u;
 const OFFICE_DOMAINS: ReadonlySet<string> = new Set([
   'state',
   'defense',
@@ -210,6 +217,7 @@ export function recognizeEntities(text: string): EntitySpan[] {
       continue;
     }
     for (const piece of splitTitles(words, i, end)) {
+      if (isNamePrefix(words[piece.from]!) && piece.to === piece.from + 1) piece.from += 1;
       const mention = toMention(text, words, piece.from, piece.to, knownNames);
       // What precedes a title is a qualifier unless it names a place or an institution ("U.S.").
       if (mention === undefined) continue;
@@ -281,23 +289,36 @@ function readWords(text: string): Word[] {
       }
       const possessive = POSSESSIVE.test(term.text) && term.text.length > 2;
       if (possessive) end -= term.text.endsWith('s') ? 2 : 1;
-      const core = text.slice(start, end);
+      const prefix = PREFIXED_NAME.exec(term.text);
+      const nameStart = prefix !== null && NAME_PREFIXES.has(prefix[1]!) ? start + prefix[0].length : start;
+      const core = text.slice(nameStart, end);
       const gap = next === undefined ? '\n' : term.post + next.pre;
       words.push({
         text: core,
         lower: core.toLowerCase(),
-        start,
+        start: nameStart,
         end,
         gap,
-        tags: new Set(term.tags),
+        // compromise's tags are the prefixed word's ("pro-Trump": Adjective); a capitalised word
+        // after a prefix is a name, typed by what the lexicon knows of it.
+        tags: new Set(nameStart === start ? term.tags : ['ProperNoun', ...lexicalTags(core.toLowerCase())]),
         match: matches.get(term.id),
         possessive,
-        initial: initial || /["“‘(\n]/.test(term.pre),
+        initial: nameStart === start && (initial || /["“‘(\n]/.test(term.pre)),
       });
       initial = /[:\n]|[.!?]["”’)]*\s+$|["“‘]\s*$/u.test(term.post);
     }
   }
   return words;
+}
+
+/**
+ * "Anti-" in "Anti-Erdoğan protests" at a sentence start, which compromise splits off: a prefix
+ * before a single name word. Before more of a name it is the name's own ("Anti-Defamation League",
+ * "Non-Aligned Movement").
+ */
+function isNamePrefix(word: Word): boolean {
+  return NAME_PREFIXES.has(word.lower) && (word.gap === '-' || word.gap === '‐');
 }
 
 /** Keys of capitalised words seen away from a sentence start: evidence a sentence-initial one is a name. */
@@ -573,6 +594,8 @@ function modifiesNoun(run: readonly Word[], after: Word | undefined): boolean {
   // "-ish" and "-ese" ("Turkish", "Congolese") are nationalities whatever follows.
   if (/(?:ish|ese)$/.test(last.lower)) return true;
   if (!/an$/.test(last.lower) || after === undefined || !ONLY_SPACES.test(last.gap)) return false;
+  // English nationality words are written in plain Latin letters; "Erdoğan government" is a name's.
+  if (/[^\p{ASCII}]/u.test(last.text)) return false;
   return /^\p{Ll}/u.test(after.text) && after.tags.has('Noun') && !after.tags.has('Verb');
 }
 

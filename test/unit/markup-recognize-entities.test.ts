@@ -149,6 +149,29 @@ describe('recognizeEntities', () => {
     ).toEqual([]);
   });
 
+  it('finds the name after an anti-, pro- or ex- prefix, and keeps names that begin with one', () => {
+    expect(surfaces('Anti-Erdoğan protests spread as pro-Trump crowds and ex-Google staff met.')).toEqual([
+      'Erdoğan',
+      'Trump',
+      'Google',
+    ]);
+    const named = recognizeEntities('Thousands join anti-Netanyahu rallies and pro-Russian marches.').map(
+      (s) => s.name ?? s.surface,
+    );
+    expect(named).toEqual(['Netanyahu', 'Russia']);
+    expect(surfaces('The Anti-Defamation League and the Non-Aligned Movement met.')).toEqual([
+      'Anti-Defamation League',
+      'Non-Aligned Movement',
+    ]);
+  });
+
+  it('reads a name ending in "-an" before a noun as a name, not a nationality word', () => {
+    expect(surfaces('Protests against the Erdoğan government spread; Venezuelan officials said so.')).toEqual([
+      'Erdoğan',
+      'Venezuelan',
+    ]);
+  });
+
   it('splits a person from the place or group before them', () => {
     expect(surfaces('President of Switzerland Karin Keller-Sutter met the Houthis leader.')).toEqual([
       'Switzerland',
