@@ -8,6 +8,11 @@
  * single article, the item's own JSON for a batch item) and reason code, origin `http`. When the publisher fails the answer is 503 and the client retries the whole request: what
  * was already published is published again under the same deterministic id and overwrites.
  *
+ * A replay says what its items are, within the guards (`neon replay` sends what its reader
+ * declared): `?min_text_chars=N` (at least 30, the floor for one-sentence summaries) and
+ * `?earliest=YYYY-MM-DD` (not before 1900: an archive's old news is accepted, epoch 0 is still a
+ * parsing accident).
+ *
  * Answers: 202 all accepted; 207 at least one rejected (per-article reasons: `invalid_input` for a
  * batch item of the wrong shape, otherwise normalisation's codes); 400 a body that is not UTF-8
  * JSON, or not an article or a batch; 401 no or a wrong bearer token (checked before the body is read); 413 a
@@ -22,7 +27,12 @@ import {
   type IntakeRejectionReason,
 } from '../processors/intake/article-input.js';
 import { decodeUtf8 } from '../processors/intake/decode-body.js';
-import { normalizeArticle, type NormalizeOptions } from '../processors/intake/normalize-article.js';
+import {
+  normalizeArticle,
+  SUMMARY_MIN_TEXT_CHARS,
+  type NormalizeOptions,
+} from '../processors/intake/normalize-article.js';
+import { EARLIEST_REPLAY_PUBLISH_TIME } from '../processors/intake/publish-time.js';
 import { articleLineSchema, describeZodIssues, parseArticleLine } from '../processors/intake/article-line.js';
 import type { Article } from '../schemas/records.generated.js';
 import { BearerTokens } from '../processors/access/bearer-tokens.js';
@@ -144,13 +154,16 @@ export function registerArticleEndpoint(app: FastifyInstance, options: ArticleEn
       }
       const items = requestItems(body, raw);
       if (typeof items === 'string') return sendError(reply, 400, 'invalid_input', items);
+      const declared = declaredIntake(request.query);
+      if (typeof declared === 'string') return sendError(reply, 400, 'invalid_input', declared);
+      const normalize: Partial<NormalizeOptions> = { ...options.normalize, ...declared };
 
       const result: ArticleEndpointResponse = { accepted: [], rejected: [] };
       const accepted: ({ id: string; url: string } | undefined)[] = new Array<undefined>(items.length);
       await forEachBounded(items, PUBLISH_CONCURRENCY, async (item, index) => {
         let article: Article;
         try {
-          article = normalizeArticle(parseArticleLine(item.value), now(), options.normalize);
+          article = normalizeArticle(parseArticleLine(item.value), now(), normalize);
         } catch (err) {
           if (!(err instanceof IntakeRejection)) throw err;
           await options.publisher.reject(item.raw, err, 'http');
@@ -165,6 +178,40 @@ export function registerArticleEndpoint(app: FastifyInstance, options: ArticleEn
       return reply.code(result.rejected.length === 0 ? 202 : 207).send(result);
     });
   });
+}
+
+/**
+ * What a request may declare of its items (`neon replay` sends what its reader declared), within
+ * the guards: summaries have at least 30 characters; archives reach back to 1900, never to epoch 0.
+ */
+export const articleIntakeQuery = z.strictObject({
+  min_text_chars: z
+    .string()
+    .regex(/^\d+$/, 'a whole number')
+    .transform(Number)
+    .refine((n) => n >= SUMMARY_MIN_TEXT_CHARS, `at least ${SUMMARY_MIN_TEXT_CHARS}`)
+    .optional()
+    .describe(
+      `Shortest text accepted (at least ${SUMMARY_MIN_TEXT_CHARS}, for one-sentence summaries). Default: the service's (80).`,
+    ),
+  earliest: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date, YYYY-MM-DD')
+    .transform((d) => Date.parse(`${d}T00:00:00Z`))
+    .refine((t) => t >= EARLIEST_REPLAY_PUBLISH_TIME, 'a real date not before 1900-01-01')
+    .optional()
+    .describe('Earliest publication date accepted, for archives (not before 1900-01-01). Default: 1990-01-01.'),
+});
+
+/** What a request declares of its items, as normalisation options; or what is wrong with it. */
+function declaredIntake(query: unknown): Partial<NormalizeOptions> | string {
+  const parsed = articleIntakeQuery.safeParse(query ?? {});
+  if (!parsed.success) return describeZodIssues(parsed.error);
+  const { min_text_chars: minTextChars, earliest } = parsed.data;
+  return {
+    ...(minTextChars === undefined ? {} : { minTextChars }),
+    ...(earliest === undefined ? {} : { earliestPublishTime: earliest }),
+  };
 }
 
 /** The request's articles with the bytes each came from, or what is wrong with the body. */

@@ -16,7 +16,7 @@ import {
   spikeListJsonSchema,
   storyJsonSchema,
 } from '../processors/spikes/spike-view-schemas.js';
-import { MAX_ARTICLES_PER_REQUEST } from './article-endpoint.js';
+import { articleIntakeQuery, MAX_ARTICLES_PER_REQUEST } from './article-endpoint.js';
 import {
   addedExtractionTargetResponseSchema,
   addExtractionTargetBody,
@@ -253,6 +253,7 @@ export function openApiDocument(): Record<string, unknown> {
             'Intake: one article ({url, title, text or html, published_at, source, id?}) or {"articles": [...]} ' +
             `(up to ${MAX_ARTICLES_PER_REQUEST.toLocaleString('en')}); needs an intake token (NEON_INTAKE_TOKENS), not an API key`,
           security: [{ intakeToken: [] }],
+          parameters: queryParameters(articleIntakeQuery),
           requestBody: jsonBody(
             z.union([
               articleLineSchema,

@@ -7,6 +7,7 @@ import { loadWikinews } from '../../streams/archives/load-wikinews.js';
 import { loadWikipediaCurrentEventsReplay } from '../../streams/archives/load-wikipedia-current-events.js';
 import { replayArticles, type ReplayItem } from '../../processors/intake/replay-articles.js';
 import type { NormalizeOptions } from '../../processors/intake/normalize-article.js';
+import { EARLIEST_REPLAY_PUBLISH_TIME } from '../../processors/intake/publish-time.js';
 import { TransportArticlePublisher } from '../../streams/stages/intake-publisher.js';
 import { UsageError } from '../../infra/cli-errors.js';
 import { redactUrl } from '../../schemas/connection-config.js';
@@ -90,12 +91,19 @@ export function registerReplayCommand(program: Command): void {
         if (earliest !== undefined && (!/^\d{4}-\d{2}-\d{2}$/.test(flags.earliest!) || Number.isNaN(earliest))) {
           throw new UsageError(`--earliest takes a date as YYYY-MM-DD, got "${flags.earliest}"`);
         }
+        const source: ReturnType<typeof itemsOf> =
+          path === '-' ? { items: readJsonlArticles(process.stdin) } : itemsOf(format, path);
+        // Archives are news too: old publication times are accepted, here and by a service sent to.
+        const normalize: Partial<NormalizeOptions> = {
+          ...source.normalize,
+          earliestPublishTime: earliest ?? EARLIEST_REPLAY_PUBLISH_TIME,
+        };
         const service = findService(flags.api);
         let transport: Transport | undefined;
         let publisher: ArticlePublisher;
         let destination: string;
         if (service) {
-          publisher = new ServiceArticlePublisher(service);
+          publisher = new ServiceArticlePublisher(service, undefined, normalize);
           destination = `${redactUrl(service.url)} (from ${service.from})`;
         } else {
           const cluster = await clusterTransport('neon-replay');
@@ -110,12 +118,6 @@ export function registerReplayCommand(program: Command): void {
         process.once('SIGTERM', onSignal);
         try {
           if (!flags.json) process.stderr.write(`replaying ${path} (${format}) to ${destination}\n`);
-          const source: ReturnType<typeof itemsOf> =
-            path === '-' ? { items: readJsonlArticles(process.stdin) } : itemsOf(format, path);
-          const normalize: Partial<NormalizeOptions> = {
-            ...source.normalize,
-            ...(earliest === undefined ? {} : { earliestPublishTime: earliest }),
-          };
           const report = await replayArticles(source.items, {
             publisher,
             origin: path,

@@ -2,6 +2,7 @@ import { UsageError } from '../../infra/cli-errors.js';
 import type { ArticlePublisher } from '../../processors/intake/article-input.js';
 import { redactUrl } from '../../schemas/connection-config.js';
 import type { Article } from '../../schemas/records.generated.js';
+import type { NormalizeOptions } from '../../processors/intake/normalize-article.js';
 import { callService, type ServiceTarget } from './service-client.js';
 
 interface EndpointAnswer {
@@ -13,7 +14,8 @@ interface EndpointAnswer {
  * Sends articles to a running neon-stream's `POST /v1/articles` in batches, for `neon ingest` and
  * `neon replay` when a service runs (the embedded mode has no broker to write to). An article counts
  * as published once the service answered that it accepted it; the service dead-letters what it
- * refuses. Inputs refused here are sent as they came when they are JSON, so the service dead-letters
+ * refuses. What the source's reader declared of its items (a summary's text floor, an archive's
+ * earliest date) goes with each request, so the service reads them as this replay would. Inputs refused here are sent as they came when they are JSON, so the service dead-letters
  * them with its own reason; others are only counted.
  */
 export class ServiceArticlePublisher implements ArticlePublisher {
@@ -25,10 +27,19 @@ export class ServiceArticlePublisher implements ArticlePublisher {
   private batch: { item: unknown; refused: boolean; settle: (error?: Error) => void }[] = [];
   private flushing: Promise<void> = Promise.resolve();
 
+  private readonly route: string;
+
   constructor(
     private readonly target: ServiceTarget,
     private readonly batchSize = 200,
+    declared: Pick<Partial<NormalizeOptions>, 'minTextChars' | 'earliestPublishTime'> = {},
   ) {
+    const query = new URLSearchParams();
+    if (declared.minTextChars !== undefined) query.set('min_text_chars', String(declared.minTextChars));
+    if (declared.earliestPublishTime !== undefined) {
+      query.set('earliest', new Date(declared.earliestPublishTime).toISOString().slice(0, 10));
+    }
+    this.route = query.size === 0 ? '/v1/articles' : `/v1/articles?${query.toString()}`;
     // A setting the user has not given, not a bug: a usage error naming it, without a stack.
     if (!target.intakeToken) {
       throw new UsageError(
@@ -74,7 +85,7 @@ export class ServiceArticlePublisher implements ArticlePublisher {
       const batch = this.batch.splice(0, this.batchSize);
       if (batch.length === 0) return;
       try {
-        const answer = await callService<EndpointAnswer>(this.target, '/v1/articles', {
+        const answer = await callService<EndpointAnswer>(this.target, this.route, {
           method: 'POST',
           body: { articles: batch.map((b) => b.item) },
           token: this.target.intakeToken!,

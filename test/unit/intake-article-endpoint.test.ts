@@ -7,6 +7,10 @@ import {
   type ArticleEndpointResponse,
 } from '../../service/article-endpoint.js';
 import { MemoryPublisher } from './intake-memory-publisher.js';
+import { ServiceArticlePublisher } from '../../bin/commands/service-article-publisher.js';
+import { SUMMARY_MIN_TEXT_CHARS } from '../../processors/intake/normalize-article.js';
+import { EARLIEST_REPLAY_PUBLISH_TIME } from '../../processors/intake/publish-time.js';
+import type { Article } from '../../schemas/records.generated.js';
 
 const TOKEN = 'secret-token-one';
 const NOW = Date.UTC(2024, 2, 2, 12);
@@ -196,8 +200,75 @@ describe('POST /v1/articles', () => {
     expect(res.json()).toEqual({ echo: { a: 1 } });
   });
 
+  it("reads a replay's items as it declares them, within the guards", async () => {
+    const brief = article('brief', { text: 'Kenya formally recognizes Kosovo as a sovereign state.' });
+    const archived = article('archived', { published_at: '1956-10-23T12:00:00Z' });
+    const refused = await post({ articles: [brief, archived] });
+    expect(refused.json<ArticleEndpointResponse>().rejected.map((r) => r.reason)).toEqual([
+      'no_text',
+      'impossible_date',
+    ]);
+    const declared = await app.inject({
+      method: 'POST',
+      url: `${ARTICLES_ROUTE}?min_text_chars=30&earliest=1900-01-01`,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ articles: [brief, archived] }),
+    });
+    expect(declared.statusCode).toBe(202);
+    expect(publisher.published.map((a) => new Date(a.published_at).getUTCFullYear())).toEqual([2024, 1956]);
+    for (const query of ['min_text_chars=5', 'min_text_chars=abc', 'earliest=1969-13-01', 'earliest=1800-01-01']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: `${ARTICLES_ROUTE}?${query}`,
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        payload: JSON.stringify(brief),
+      });
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json()).toMatchObject({ error: 'invalid_input' });
+    }
+  });
+
   it('refuses to register without a token', () => {
     expect(() => registerArticleEndpoint(Fastify(), { publisher, tokens: [] })).toThrow(/token/);
     expect(() => registerArticleEndpoint(Fastify(), { publisher, tokens: [''] })).toThrow(/token/);
+  });
+});
+
+describe('neon replay to a running service', () => {
+  it('sends what the reader declared of its items, so the service reads them as the replay does', async () => {
+    const app = Fastify();
+    const publisher = new MemoryPublisher();
+    registerArticleEndpoint(app, { publisher, tokens: [TOKEN], now: () => NOW });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const target = { url, intakeToken: TOKEN, from: 'test' };
+      const brief: Article = {
+        id: 'wce-brief',
+        url: 'https://news.example.org/brief',
+        canonical_url: 'https://news.example.org/brief',
+        version: 1,
+        title: 'Kosovo',
+        text: 'Kenya formally recognizes Kosovo as a sovereign state.',
+        published_at: Date.UTC(1956, 9, 23),
+        fetched_at: NOW,
+        source: 'Example News',
+        language: 'en',
+      };
+      const plain = new ServiceArticlePublisher(target);
+      await plain.publish(brief);
+      await plain.flush();
+      expect(plain.counters).toMatchObject({ published: 0, refusedByService: 1 });
+
+      const declared = new ServiceArticlePublisher(target, undefined, {
+        minTextChars: SUMMARY_MIN_TEXT_CHARS,
+        earliestPublishTime: EARLIEST_REPLAY_PUBLISH_TIME,
+      });
+      await declared.publish(brief);
+      await declared.flush();
+      expect(declared.counters).toMatchObject({ published: 1, refusedByService: 0 });
+      expect(publisher.published.map((a) => a.text)).toEqual([brief.text]);
+    } finally {
+      await app.close();
+    }
   });
 });
