@@ -70,6 +70,12 @@ export interface QuestionTimeIntent {
   reference: number;
   /** Prefer the most recent matching coverage before tq. */
   recency: boolean;
+  /**
+   * The question asks for the newest of several occurrences ("the latest", "the current", a
+   * recurring event without its year, a period after tq), not only about the present ("recently",
+   * "now", "still"), which a strategy that weighs recency already prefers.
+   */
+  asksLatest: boolean;
   eventAnchor?: EventAnchor;
   /** The question without its time words, for matching. */
   topic: string;
@@ -324,6 +330,11 @@ const AFTER_YEAR = new Set([
 const RECENCY_WORDS =
   /\b(?:(?:the\s+)?(?:very\s+)?(?:latest|newest|most\s+recent(?:ly)?)|current(?:ly)?|right\s+now|as\s+of\s+now|just\s+now|now|at\s+present|presently|these\s+days|nowadays|recent(?:ly)?|so\s+far|to\s+date|up[\s-]to[\s-]date|still|anymore|any\s+more|the\s+new(?=\s+(?:pope|president|prime\s+minister|chancellor|leader|ceo|coach|manager|chief|head|chair(?:man|woman)?|governor|mayor|speaker|secretary|minister|government|king|queen|champion)\b))\b/gi;
 /** Not recency: "current account", "a current of", "now-defunct". */
+/**
+ * Recency words that place the question in the present without asking for the newest of several
+ * ("who recently retired", "still recovering"); "now" and "current" ask for the state as of now.
+ */
+const PRESENT_TIME_WORDS = /^(?:recent(?:ly)?|these\s+days|nowadays|still|anymore|any\s+more)$/i;
 const NOT_RECENCY =
   /^(?:current\s+(?:account|affairs|events|of|flows?)|currents|now[-‑]|still\s+(?:life|water)|recent\s+history)/i;
 
@@ -1037,6 +1048,8 @@ export function understandQuestionTime(question: string, tq: number): QuestionTi
   const combined = combine(placeInNamedYear(dated), tq);
   const recurring = dated.length === 0 && eventYears.length === 0 ? recurringEvent(question) : undefined;
   const recency = recencyWords.length > 0 || combined.future || recurring !== undefined;
+  const asksLatest =
+    combined.future || recurring !== undefined || recencyWords.some((w) => !PRESENT_TIME_WORDS.test(w.text));
 
   const expressions: TimeExpression[] = [
     ...dated.map((d) => ({
@@ -1067,6 +1080,7 @@ export function understandQuestionTime(question: string, tq: number): QuestionTi
     ...(combined.window === undefined ? {} : { window: combined.window }),
     reference: combined.reference ?? tq,
     recency,
+    asksLatest,
     ...(anchorFound === undefined ? {} : { eventAnchor: anchorFound.anchor }),
     topic: topicOf(question, [...dated, ...recencyWords]),
     explanation: '',

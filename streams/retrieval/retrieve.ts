@@ -307,6 +307,15 @@ export class Retriever {
       event = { ...intent.eventAnchor, at: at === undefined ? null : new Date(at).toISOString() };
       if (at !== undefined) request = applyTimeIntent(scoped, intent, explicit, at);
     }
+    // "recently", "now", "still" place a question in the present, which TempRALM's weight on recency
+    // already prefers; the latest-first ranking is for asking the newest of several occurrences.
+    const presentOnly =
+      request.recency === true &&
+      asked.recency === undefined &&
+      !explicit.recency &&
+      request.strategy === 'tempralm' &&
+      !intent.asksLatest;
+    if (presentOnly) request = { ...request, recency: false };
     let asRecency = false;
     if (request.window !== undefined && !explicit.constraint && !explicit.window && isRecentPeriod(request)) {
       // "this week", "the past few days": a recent period up to now. Reports of its news keep citing
@@ -358,11 +367,12 @@ export class Retriever {
         reference: iso(intent.reference)!,
         recency: request.recency === true,
         ...(event ? { event } : {}),
-        explanation: asRecency
-          ? `${intent.explanation}; a recent period: preferred by the strategy's recency, not filtered`
-          : outside > 0
-            ? `${intent.explanation}; too few published in it: ${outside} from outside it follow`
-            : intent.explanation,
+        explanation: [
+          intent.explanation,
+          ...(presentOnly ? ["about the present: weighed by TempRALM's recency, not ranked latest first"] : []),
+          ...(asRecency ? ["a recent period: preferred by the strategy's recency, not filtered"] : []),
+          ...(outside > 0 ? [`too few published in it: ${outside} from outside it follow`] : []),
+        ].join('; '),
         ...(asRecency ? { as_recency: true } : {}),
         ...(outside > 0 ? { outside } : {}),
         applied: !explicit.constraint && !explicit.window,

@@ -860,6 +860,21 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         expressions: ['this week'],
         as_recency: true,
       });
+      // "recently" places a question in the present: TempRALM weighs recency itself and does not rank
+      // latest first; the generic strategy, which has no weight on time, does.
+      for (const [strategy, latestFirst] of [
+        ['tempralm', false],
+        ['generic', true],
+      ] as const) {
+        const recently = parseSearchRequest(
+          { q: 'what did doja cat do recently', date: new Date(TQ).toISOString(), strategy },
+          0,
+        );
+        if (!recently.ok) throw new Error(recently.problems.join('; '));
+        const reading = (await retriever.search(recently.request)).time!;
+        expect(reading, strategy).toMatchObject({ expressions: ['recently'], recency: latestFirst });
+        expect(reading.explanation.includes('about the present'), strategy).toBe(!latestFirst);
+      }
       // The caller's own constraint replaces the question's time scope as a whole.
       const anchor = new Date(TQ - 5 * DAY_MS).toISOString();
       expect(

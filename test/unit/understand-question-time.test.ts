@@ -215,6 +215,17 @@ describe('understandQuestionTime: recency', () => {
     expect(intent.expressions.map((e) => e.kind)).toContain('recency');
   });
 
+  it('asks for the newest of several with "latest", "current", "now" or a recurring event, not with "recently"', () => {
+    const asksLatest = (q: string): boolean => understandQuestionTime(q, TQ).asksLatest;
+    expect(asksLatest('What is the latest on the war in Sudan?')).toBe(true);
+    expect(asksLatest('Who is the current prime minister of Canada?')).toBe(true);
+    expect(asksLatest('What is happening now in Sudan?')).toBe(true);
+    expect(asksLatest('Who won the Super Bowl?')).toBe(true);
+    expect(asksLatest('What happened recently in Congo?')).toBe(false);
+    expect(asksLatest('Is Yoon Suk Yeol still in custody?')).toBe(false);
+    expect(asksLatest('Who leads Syria?')).toBe(false);
+  });
+
   it.each([
     "Who won the Australian Open women's final?",
     'Who won the election?',
