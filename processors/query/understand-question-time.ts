@@ -1231,7 +1231,10 @@ function explain(
   if (intent.eventAnchor !== undefined) {
     parts.push(`published ${intent.eventAnchor.relation} ${intent.eventAnchor.phrase} (its date needs a lookup)`);
   }
-  if (intent.recency) {
+  if (intent.recency && !intent.asksLatest) {
+    const words = intent.expressions.filter((e) => e.kind === 'recency').map((e) => `“${e.text}”`);
+    parts.push(`recent coverage preferred: about the present (${words.join(', ')})`);
+  } else if (intent.recency) {
     const why = future
       ? `asks about a time after ${iso(tq)} (${quoted})`
       : recurring !== undefined && !intent.expressions.some((e) => e.kind === 'recency')

@@ -369,7 +369,10 @@ export class Retriever {
         ...(event ? { event } : {}),
         explanation: [
           intent.explanation,
-          ...(presentOnly ? ["about the present: weighed by TempRALM's recency, not ranked latest first"] : []),
+          ...(presentOnly ? ["weighed by TempRALM's recency, not ranked latest first"] : []),
+          ...(intent.recency && !intent.asksLatest && request.recency === true
+            ? ['ranked latest first (the strategy has no weight on time)']
+            : []),
           ...(asRecency ? ["a recent period: preferred by the strategy's recency, not filtered"] : []),
           ...(outside > 0 ? [`too few published in it: ${outside} from outside it follow`] : []),
         ].join('; '),

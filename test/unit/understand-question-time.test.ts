@@ -224,6 +224,9 @@ describe('understandQuestionTime: recency', () => {
     expect(asksLatest('What happened recently in Congo?')).toBe(false);
     expect(asksLatest('Is Yoon Suk Yeol still in custody?')).toBe(false);
     expect(asksLatest('Who leads Syria?')).toBe(false);
+    expect(understandQuestionTime('What happened recently in Congo?', TQ).explanation).toBe(
+      'recent coverage preferred: about the present (“recently”)',
+    );
   });
 
   it.each([
