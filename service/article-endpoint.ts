@@ -28,6 +28,7 @@ import {
 } from '../processors/intake/article-input.js';
 import { decodeUtf8 } from '../processors/intake/decode-body.js';
 import {
+  DEFAULT_NORMALIZE_OPTIONS,
   normalizeArticle,
   SUMMARY_MIN_TEXT_CHARS,
   type NormalizeOptions,
@@ -180,6 +181,8 @@ export function registerArticleEndpoint(app: FastifyInstance, options: ArticleEn
   });
 }
 
+const isoDay = (t: number): string => new Date(t).toISOString().slice(0, 10);
+
 /**
  * What a request may declare of its items (`neon replay` sends what its reader declared), within
  * the guards: summaries have at least 30 characters; archives reach back to 1900, never to epoch 0.
@@ -192,15 +195,19 @@ export const articleIntakeQuery = z.strictObject({
     .refine((n) => n >= SUMMARY_MIN_TEXT_CHARS, `at least ${SUMMARY_MIN_TEXT_CHARS}`)
     .optional()
     .describe(
-      `Shortest text accepted (at least ${SUMMARY_MIN_TEXT_CHARS}, for one-sentence summaries). Default: the service's (80).`,
+      `Shortest text accepted (at least ${SUMMARY_MIN_TEXT_CHARS}, for one-sentence summaries). ` +
+        `Default: ${DEFAULT_NORMALIZE_OPTIONS.minTextChars}.`,
     ),
   earliest: z
     .string()
     .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date, YYYY-MM-DD')
     .transform((d) => Date.parse(`${d}T00:00:00Z`))
-    .refine((t) => t >= EARLIEST_REPLAY_PUBLISH_TIME, 'a real date not before 1900-01-01')
+    .refine((t) => t >= EARLIEST_REPLAY_PUBLISH_TIME, `a real date not before ${isoDay(EARLIEST_REPLAY_PUBLISH_TIME)}`)
     .optional()
-    .describe('Earliest publication date accepted, for archives (not before 1900-01-01). Default: 1990-01-01.'),
+    .describe(
+      `Earliest publication date accepted, for archives (not before ${isoDay(EARLIEST_REPLAY_PUBLISH_TIME)}). ` +
+        `Default: ${isoDay(DEFAULT_NORMALIZE_OPTIONS.earliestPublishTime)}.`,
+    ),
 });
 
 /** What a request declares of its items, as normalisation options; or what is wrong with it. */

@@ -15,8 +15,9 @@ interface EndpointAnswer {
  * `neon replay` when a service runs (the embedded mode has no broker to write to). An article counts
  * as published once the service answered that it accepted it; the service dead-letters what it
  * refuses. What the source's reader declared of its items (a summary's text floor, an archive's
- * earliest date) goes with each request, so the service reads them as this replay would. Inputs refused here are sent as they came when they are JSON, so the service dead-letters
- * them with its own reason; others are only counted.
+ * earliest date) goes with each request, so the service reads them as this replay would. Inputs
+ * refused here are sent as they came when they are JSON, so the service dead-letters them with its
+ * own reason; others are only counted.
  */
 export class ServiceArticlePublisher implements ArticlePublisher {
   /**

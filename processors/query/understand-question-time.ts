@@ -72,8 +72,8 @@ export interface QuestionTimeIntent {
   recency: boolean;
   /**
    * The question asks for the newest of several occurrences ("the latest", "the current", a
-   * recurring event without its year, a period after tq), not only about the present ("recently",
-   * "now", "still"), which a strategy that weighs recency already prefers.
+   * recurring event without its year, a period after tq, "now"), not only about the present
+   * ("recently", "still"), which a strategy that weighs recency already prefers.
    */
   asksLatest: boolean;
   eventAnchor?: EventAnchor;
@@ -329,12 +329,12 @@ const AFTER_YEAR = new Set([
 
 const RECENCY_WORDS =
   /\b(?:(?:the\s+)?(?:very\s+)?(?:latest|newest|most\s+recent(?:ly)?)|current(?:ly)?|right\s+now|as\s+of\s+now|just\s+now|now|at\s+present|presently|these\s+days|nowadays|recent(?:ly)?|so\s+far|to\s+date|up[\s-]to[\s-]date|still|anymore|any\s+more|the\s+new(?=\s+(?:pope|president|prime\s+minister|chancellor|leader|ceo|coach|manager|chief|head|chair(?:man|woman)?|governor|mayor|speaker|secretary|minister|government|king|queen|champion)\b))\b/gi;
-/** Not recency: "current account", "a current of", "now-defunct". */
 /**
  * Recency words that place the question in the present without asking for the newest of several
  * ("who recently retired", "still recovering"); "now" and "current" ask for the state as of now.
  */
 const PRESENT_TIME_WORDS = /^(?:recent(?:ly)?|these\s+days|nowadays|still|anymore|any\s+more)$/i;
+/** Not recency: "current account", "a current of", "now-defunct". */
 const NOT_RECENCY =
   /^(?:current\s+(?:account|affairs|events|of|flows?)|currents|now[-‑]|still\s+(?:life|water)|recent\s+history)/i;
 

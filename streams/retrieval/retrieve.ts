@@ -307,7 +307,7 @@ export class Retriever {
       event = { ...intent.eventAnchor, at: at === undefined ? null : new Date(at).toISOString() };
       if (at !== undefined) request = applyTimeIntent(scoped, intent, explicit, at);
     }
-    // "recently", "now", "still" place a question in the present, which TempRALM's weight on recency
+    // "recently", "still" place a question in the present, which TempRALM's weight on recency
     // already prefers; the latest-first ranking is for asking the newest of several occurrences.
     const presentOnly =
       request.recency === true &&
