@@ -107,6 +107,13 @@ export function coverageWindow(
   return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
 }
 
+/**
+ * The longest period up to the query time ("this week", "this month") that is a recent period: a
+ * strategy weighs it as recency rather than filtering by it, and the question's other periods are
+ * the background of its news ("this week marked the anniversary of … in August last year").
+ */
+export const RECENT_PERIOD_DAYS = 31;
+
 /** Half-width of "around <date>", as the request's default `window_days`. */
 export const AROUND_DAYS = 7;
 
@@ -392,6 +399,10 @@ interface RelativeRule {
   resolve: (m: RegExpExecArray, tq: number) => Period | undefined;
 }
 
+/** What comes before "a year ago" when it is the baseline a figure is compared with. */
+const COMPARISON_BASELINE =
+  /(?:(?<!\b(?:more|less|fewer)\s+)\bthan|\bcompared\s+(?:with|to)|\bversus|\bvs\.?|\b(?:up|down|rose|risen|fell|fallen|increased?|decreased?|jumped|dropped|climbed|declined)\s+(?:[\d.,]+\s*(?:%|percent)\s+)?from)\s+(?:[\p{L}'’]+\s+){0,3}$/iu;
+
 const unitOf = (word: string): Unit => word.toLowerCase().replace(/s$/, '') as Unit;
 const countOf = (word: string): number => {
   const w = word.toLowerCase().replace(/\s+/g, ' ');
@@ -452,6 +463,8 @@ const RELATIVE_RULES: RelativeRule[] = [
   {
     pattern: new RegExp(String.raw`\b${COUNT}\s+${UNIT}\s+ago\b`, 'gi'),
     resolve: (m, tq) => {
+      // "higher than they were a year ago", "up 8% from a year ago": the baseline of a comparison.
+      if (COMPARISON_BASELINE.test(m.input.slice(0, m.index))) return undefined;
       const unit = unitOf(m[2]!);
       const n = countOf(m[1]!);
       // "a few days ago" is not one day: from twice as far back to one unit back.
@@ -594,10 +607,19 @@ const WEEKDAY_RULES: RelativeRule[] = [
   },
 ];
 
+/**
+ * Time words written in capitals in a question that is not: part of a name ("USA TODAY", "NOW
+ * Magazine"), not a time.
+ */
+function isCapitalisedName(question: string, words: string): boolean {
+  return /\p{Lu}{2}/u.test(words) && !/\p{Ll}/u.test(words) && /\p{Ll}/u.test(question);
+}
+
 function findRelative(question: string, tq: number, rules: readonly RelativeRule[]): DatedCore[] {
   const found: DatedCore[] = [];
   for (const rule of rules) {
     for (const m of question.matchAll(new RegExp(rule.pattern.source, rule.pattern.flags))) {
+      if (isCapitalisedName(question, m[0])) continue;
       const resolved = rule.resolve(m, tq);
       if (resolved === undefined) continue;
       found.push({ start: m.index, end: m.index + m[0].length, period: resolved, kind: 'relative' });
@@ -818,8 +840,14 @@ function periodOf(
   return { period: monthPeriod(year, month0), unit: 'month', year };
 }
 
+/** "Mar-a-Lago", "May-ling": a month's letters joined to a lower-case word are part of a name. */
+function inHyphenatedName(question: string, at: number, word: string): boolean {
+  return /^[-‑]\p{Ll}/u.test(question.slice(at + word.length));
+}
+
 /** A month name that is a name or a word: "Theresa May", "May's", lower-case "march". */
 function plausibleMonthName(question: string, at: number, word: string, dated: boolean): boolean {
+  if (inHyphenatedName(question, at, word)) return false;
   const previous = /([\p{L}'’.]+)\s+$/u.exec(question.slice(Math.max(0, at - 40), at))?.[1];
   if (/^['’]s\b/.test(question.slice(at + word.length))) return false;
   // "Theresa May 2019", "Brian May": a capitalised name right before the month.
@@ -837,6 +865,7 @@ function plausibleMonthName(question: string, at: number, word: string, dated: b
 
 /** A month without day or year: only after a preposition, and not followed by a verb or "on". */
 function bareMonthIsDate(question: string, at: number, word: string): boolean {
+  if (inHyphenatedName(question, at, word)) return false;
   const before = question.slice(0, at);
   const narrowed = NARROWING.exec(before);
   const lead = LEAD_PATTERN.exec(
@@ -1045,7 +1074,10 @@ export function understandQuestionTime(question: string, tq: number): QuestionTi
   const anchorFound = findEventAnchor(question, dated);
   const recencyWords = findRecency(question, [...dated, ...eventYears]);
 
-  const combined = combine(placeInNamedYear(dated), tq);
+  const placed = placeInNamedYear(dated).map((d) => upcomingIfFuture(question, d, tq));
+  const background = backgroundOf(placed, tq);
+  const framing = placed.filter((d) => !background.includes(d));
+  const combined = combine(framing, tq);
   const recurring = dated.length === 0 && eventYears.length === 0 ? recurringEvent(question) : undefined;
   const recency = recencyWords.length > 0 || combined.future || recurring !== undefined;
   const asksLatest =
@@ -1082,10 +1114,11 @@ export function understandQuestionTime(question: string, tq: number): QuestionTi
     recency,
     asksLatest,
     ...(anchorFound === undefined ? {} : { eventAnchor: anchorFound.anchor }),
-    topic: topicOf(question, [...dated, ...recencyWords]),
+    // Background periods stay in the topic: "the January 6, 2021, attack" is what the question is about.
+    topic: topicOf(question, [...framing, ...recencyWords]),
     explanation: '',
   };
-  intent.explanation = explain(intent, tq, dated, combined.future, recurring);
+  intent.explanation = explain(intent, tq, framing, combined.future, recurring, background);
   return intent;
 }
 
@@ -1098,6 +1131,44 @@ const isWholeYear = (p: Period): boolean => {
     p.to === yearPeriod(from.getUTCFullYear()).to
   );
 };
+
+/**
+ * A question set in a recent period up to now ("this week", "today", "the past few days") is asked
+ * of that period's reports; an earlier period it also names ("the January 6, 2021, attack", "in
+ * August last year") is the story's background, not a second period to unite with it (which would
+ * read "this week … in August last year" as "since last August").
+ */
+function backgroundOf(dated: readonly DatedExpression[], tq: number): DatedExpression[] {
+  const recent = dated.find(
+    (d) =>
+      d.relation === 'in' &&
+      d.kind === 'relative' &&
+      d.period.to >= dayStart(tq) &&
+      d.period.from <= tq &&
+      tq - d.period.from <= RECENT_PERIOD_DAYS * DAY_MS,
+  );
+  if (recent === undefined) return [];
+  return dated.filter(
+    (d) => d !== recent && (d.relation === 'in' || d.relation === 'around') && d.period.to < recent.period.from,
+  );
+}
+
+/** Words that put a clause in the future ("will decrease … in November"). */
+const FUTURE_TENSE =
+  /\b(?:will|won['’]t|shall|(?:is|are|was|were)\s+(?:set|going|scheduled|expected|due)\s+to|plans?\s+to|planning\s+to|upcoming)\b/i;
+
+/**
+ * A date without a year is its latest occurrence by tq, unless its sentence has spoken of the future:
+ * "will decrease its charges beginning in November", asked in September, is the coming November
+ * (then only earlier coverage exists, and the latest is meant).
+ */
+function upcomingIfFuture(question: string, d: DatedExpression, tq: number): DatedExpression {
+  if (d.yearless !== true || d.relation !== 'in' || d.period.to >= dayStart(tq)) return d;
+  // The future word comes before the date in its sentence: "say in March that it will" is past.
+  const sentenceStart = Math.max(...['.', '?', '!'].map((c) => question.lastIndexOf(c, d.start - 1))) + 1;
+  if (!FUTURE_TENSE.test(question.slice(sentenceStart, d.start))) return d;
+  return { ...d, period: shiftYearForward(d.period) };
+}
 
 /** "on July 4 last year", "in March, 2019": a date without a year takes the year named beside it. */
 function placeInNamedYear(dated: DatedExpression[]): DatedExpression[] {
@@ -1214,6 +1285,7 @@ function explain(
   dated: DatedExpression[],
   future: boolean,
   recurring: string | undefined,
+  background: readonly DatedExpression[],
 ): string {
   const quoted = dated.map((d) => `“${intent.expressions.find((e) => e.start === d.start)?.text ?? ''}”`).join(', ');
   const parts: string[] = [];
@@ -1244,6 +1316,10 @@ function explain(
             .map((e) => `“${e.text}”`)
             .join(', ')})`;
     parts.push(`the most recent matching coverage before ${iso(tq)}: ${why}`);
+  }
+  if (background.length > 0) {
+    const words = background.map((d) => `“${intent.expressions.find((e) => e.start === d.start)?.text ?? ''}”`);
+    parts.push(`the story's background, not a window: ${words.join(', ')}`);
   }
   const named = intent.expressions.filter((e) => e.kind === 'event' && e.text !== intent.eventAnchor?.phrase);
   if (parts.length === 0 && named.length > 0) {

@@ -29,6 +29,7 @@ import { DEFAULT_FUSION, DEFAULT_LEXICAL_WORDS, DEFAULT_PER_ARTICLE } from '../.
 import {
   applyTimeIntent,
   coverageWindow,
+  RECENT_PERIOD_DAYS,
   understandQuestionTime,
   type QuestionTimeIntent,
 } from '../../processors/query/understand-question-time.js';
@@ -164,9 +165,6 @@ const LATER_REVISIONS_LIMIT = 1_000;
 function perArticle(request: SearchRequest): number {
   return request.perArticle ?? DEFAULT_PER_ARTICLE;
 }
-
-/** The longest period up to the query time ("this month") that is read as recency, not a filter. */
-export const RECENT_PERIOD_DAYS = 31;
 
 /** A question's window that runs up to the query time and spans at most `RECENT_PERIOD_DAYS`. */
 function isRecentPeriod(request: SearchRequest): boolean {

@@ -315,6 +315,60 @@ describe('understandQuestionTime: false positives', () => {
 
 type TimeExpressionMatcher = QuestionTimeIntent['expressions'][number];
 
+describe('understandQuestionTime: words that look like time and are not, and background periods', () => {
+  it.each([
+    // A month's letters joined to a lower-case word are a name.
+    ['What did the FBI find at Mar-a-Lago this week?', 'within 2025-03-10..tq'],
+    ['What did the FBI find on the floor of Mar-a-Lago?', 'none'],
+    ['What happened in Mar 2024?', 'within 2024-03-01..2024-03-31'],
+    // Capitals in a question that is not: a name ("USA TODAY"), not "today".
+    ['What did USA TODAY find about rents?', 'none'],
+    ['WHO WON TODAY?', 'within 2025-03-12..tq'],
+    // The baseline of a comparison is no period of the news.
+    ['Food prices are far higher than they were a year ago. Which item rose most?', 'none'],
+    ['Rents are up 8% from a year ago. Where?', 'none'],
+    ['Rents are up from a year ago. Where?', 'none'],
+    ['What happened more than a year ago?', 'within 2024-01-01..2024-12-31'],
+    ['What did the report from two weeks ago say?', 'within 2025-02-24..2025-03-02'],
+  ])('%s → %s', (question, expected) => {
+    expect(reading(question)).toBe(expected);
+  });
+
+  it('reads a question set in a recent period as that period, the earlier ones it names as background', () => {
+    const question = 'This week marked the anniversary of the evacuation. How many left in August last year?';
+    expect(reading(question)).toBe('within 2025-03-10..tq');
+    const intent = understandQuestionTime(question, TQ);
+    expect(intent.explanation).toBe(
+      'published 2025-03-10 – the query time (“This week”); the story’s background, not a window: “in August”, “last year”'.replace(
+        '’',
+        "'",
+      ),
+    );
+    // The background stays in the words matched: it is what the story is about.
+    expect(intent.topic).toContain('August');
+    expect(reading('Which network aired false depictions of the January 6, 2021, attack this week?')).toBe(
+      'within 2025-03-10..tq',
+    );
+    expect(reading('Raquel Welch, a 1960s sex symbol, died today. Which film was she not in?')).toBe(
+      'within 2025-03-12..tq',
+    );
+    // Without a recent period up to now, periods named together are still united.
+    expect(reading('What happened in 2019 or in 2021?')).toBe('within 2019-01-01..2021-12-31');
+    expect(reading('Who won in March this year?')).toBe('within 2025-03-01..tq');
+  });
+
+  it('reads a month without a year in a sentence about the future as the coming one', () => {
+    // Asked on 12 March 2025: "in November" alone is November 2024; "will … in November" is 2025's.
+    expect(reading('What happened in November?')).toBe('within 2024-11-01..2024-11-30');
+    const future = understandQuestionTime('By how much will Delmarva cut its gas charges beginning in November?', TQ);
+    expect(future.window).toBeUndefined();
+    expect(future.recency).toBe(true);
+    expect(future.explanation).toContain('asks about a time after 2025-03-12');
+    // The future word after the date belongs to another clause.
+    expect(reading('What did the company say in November that it will do?')).toBe('within 2024-11-01..2024-11-30');
+  });
+});
+
 describe('understandQuestionTime: expressions, topic and explanation', () => {
   it('gives the time words as written, with their offsets and preposition, in text order', () => {
     const question = 'Since January, what did the latest talks in Gaza decide last week?';
