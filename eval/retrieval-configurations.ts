@@ -47,6 +47,9 @@ export const CONFIGURATIONS: Record<string, Configuration> = {
   'generic/weighted-0.7': { strategy: 'generic', fusion: 'weighted', lexicalWeight: 0.7 },
   'generic/content-words': { strategy: 'generic', lexicalWords: 'content' },
   'generic/all-words': { strategy: 'generic', lexicalWords: 'all' },
+  // Reciprocal-rank fusion of the dense and lexical rankings alone, without the answer-sentence one.
+  'generic/no-sentences': { strategy: 'generic', answerSentences: false },
+  'tempralm/no-sentences': { strategy: 'tempralm', answerSentences: false },
   // At most n results of one article among the k (the default is no cap).
   'generic/per-article-1': { strategy: 'generic', perArticle: 1 },
   'generic/per-article-2': { strategy: 'generic', perArticle: 2 },

@@ -108,6 +108,10 @@ export const retrievedItemSchema = z
     relevance: z.number().describe('Dense and lexical relevance, fused.'),
     semantic_score: z.number().optional().describe('Dense similarity (1 + cos) / 2, when among the nearest vectors.'),
     lexical_score: z.number().optional().describe('BM25, when among the lexical matches.'),
+    sentence_score: z
+      .number()
+      .optional()
+      .describe('Its best answer sentence’s score, when one of its sentences shares a word with the question.'),
     temporal_score: z.number().optional(),
     day_distance: z.number().int().optional(),
     via_entity: z.string().optional().describe('With hops ≥ 2: the entity whose events brought this item in.'),

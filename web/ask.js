@@ -21,7 +21,7 @@ import { renderTimeAxis } from './time-axis.js';
 /**
  * @typedef {{ n: number, id: string, kind: string, url: string | null, published_at: string }} Citation
  * @typedef {{ id: string, kind: string, text: string, published_at: string, url: string | null, score: number,
- *   semantic_score?: number, lexical_score?: number, temporal_score?: number, day_distance?: number, via_entity?: string,
+ *   semantic_score?: number, lexical_score?: number, sentence_score?: number, temporal_score?: number, day_distance?: number, via_entity?: string,
  *   title?: string,
  *   subject?: { name: string }, object?: { name: string } | null }} Item
  */
@@ -245,6 +245,7 @@ export class AskPanel {
       `score ${formatScore(item.score, 3)}`,
       typeof item.semantic_score === 'number' ? `semantic ${formatScore(item.semantic_score, 3)}` : null,
       typeof item.lexical_score === 'number' ? `lexical ${formatScore(item.lexical_score, 2)}` : null,
+      typeof item.sentence_score === 'number' ? `sentence ${formatScore(item.sentence_score, 2)}` : null,
       typeof item.temporal_score === 'number' ? `temporal ${formatScore(item.temporal_score, 3)}` : null,
       typeof item.day_distance === 'number'
         ? `${item.day_distance} day${item.day_distance === 1 ? '' : 's'} away`

@@ -133,9 +133,17 @@ function isCapitalised(word: string): boolean {
 export function namesSeenMidSentence(sentences: readonly string[]): Set<string> {
   const seen = new Set<string>();
   for (const sentence of sentences) {
-    readWords(sentence).forEach((word, i) => {
-      if (i > 0 && isCapitalised(word.text)) seen.add(word.text.toLowerCase());
-    });
+    let first = true;
+    // As `readWords` reads them, but only the capitalised words are cut to size: most are not.
+    for (const match of sentence.matchAll(WORD)) {
+      if (first) {
+        first = false;
+        continue;
+      }
+      if (!isCapitalised(match[0])) continue;
+      const text = /^(?:\p{L}\.)+$/u.test(match[0]) ? match[0] : match[0].replace(/\.$/, '');
+      seen.add(text.replace(/['’]s$/, '').toLowerCase());
+    }
   }
   return seen;
 }

@@ -195,10 +195,33 @@ export function rankAnswerSentences(
   return { type, ranked: ranked.map(scored) };
 }
 
+/**
+ * The items that hold a sentence sharing a word with the question, best first by their best
+ * sentence's score: a reader's ranking of retrieved passages, fused with the dense and lexical
+ * rankings (`fuseRankings`). A passage is ranked by the sentence that answers, not by its words
+ * spread over five sentences: the question's words together in one sentence (BM25 over sentences),
+ * the verb a who-question asks about, an answer of the kind asked for that the question does not
+ * name, a whole sentence rather than a headline or a caption. Nothing of the item's place in the
+ * list given or its date counts here: the other rankings and the strategy weigh those.
+ */
+export function rankItemsByAnswerSentence(
+  question: string,
+  items: readonly SentenceSource[],
+): { item: number; score: number }[] {
+  // Without a content word to match, every sentence would be "relevant": no opinion to give.
+  if (contentTerms(question).length === 0) return [];
+  const { ranked } = rankCandidates(question, items, undefined, false);
+  const best = new Map<number, number>();
+  for (const c of ranked) if (!best.has(c.item)) best.set(c.item, c.score);
+  return [...best].map(([item, score]) => ({ item, score }));
+}
+
 function rankCandidates(
   question: string,
   items: readonly SentenceSource[],
   asOf: number | undefined,
+  /** Weigh the item's place among the items and its date (the answer's chooser does; a ranking of the items must not). */
+  placeAndDate = true,
 ): { type: AnswerType; ranked: Candidate[] } {
   const type = expectedAnswerType(question);
   const candidates = sentencesOf(items);
@@ -257,8 +280,7 @@ function rankCandidates(
       (predicate !== undefined && (c.terms.get(predicate) ?? 0) > 0 ? WEIGHTS.predicate : 0) +
       WEIGHTS.context * context[c.item]! +
       WEIGHTS.answerType * fit +
-      WEIGHTS.prior * prior(c.item) +
-      WEIGHTS.recency * recency(now - c.publishedAt) -
+      (placeAndDate ? WEIGHTS.prior * prior(c.item) + WEIGHTS.recency * recency(now - c.publishedAt) : 0) -
       c.form;
   }
   return { type, ranked: relevant.sort(byScore) };

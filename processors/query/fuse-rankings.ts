@@ -10,6 +10,12 @@
  *   (cosine, as (1 + cos) / 2) is min–max normalised over the dense list and BM25 is divided by
  *   the best BM25 of the lexical list; a document missing from a list gets 0 for it.
  *
+ * `rrf` also fuses a third list when one is given: the candidates ranked by the best sentence each
+ * holds for answering the question (`rankItemsByAnswerSentence`), a reader's opinion of where the
+ * answer is. Dense similarity and BM25 score a five-sentence chunk as a whole; the answer is one
+ * sentence of it, so a chunk whose one sentence states the fact asked about ranks above one that
+ * spreads the question's words over its scene.
+ *
  * `dense` and `lexical` take one list alone (for comparison). Pure; no I/O.
  */
 export const FUSION_MODES = ['rrf', 'weighted', 'dense', 'lexical'] as const;
@@ -38,6 +44,8 @@ export interface FusedScore {
   dense?: number;
   /** The BM25 score, when the document was in the lexical list. */
   lexical?: number;
+  /** The best answer sentence's score, when the document was in the answer-sentence list. */
+  sentence?: number;
 }
 
 export interface FusionOptions {
@@ -50,12 +58,15 @@ export interface FusionOptions {
 
 /**
  * Fuses two best-first lists into relevance per document id. Lists may overlap; a document that is
- * in neither is absent. The order of each list is its rank (ties keep the list's order).
+ * in neither is absent. The order of each list is its rank (ties keep the list's order). `answerSentences`
+ * (`rrf` only) ranks documents of the two lists again, by their best answer sentence: it adds to
+ * their relevance and brings in no document of its own.
  */
 export function fuseRankings(
   dense: readonly ListedDocument[],
   lexical: readonly ListedDocument[],
   options: FusionOptions,
+  answerSentences: readonly ListedDocument[] = [],
 ): Map<string, FusedScore> {
   const fused = new Map<string, FusedScore>();
   const entry = (id: string): FusedScore => {
@@ -92,6 +103,9 @@ export function fuseRankings(
       };
       add(dense);
       add(lexical);
+      const listed = answerSentences.filter((d) => fused.has(d.id));
+      for (const d of listed) fused.get(d.id)!.sentence ??= d.score;
+      add(listed);
       break;
     }
     case 'weighted': {

@@ -90,11 +90,14 @@ const IRREGULAR: ReadonlyMap<string, string> = new Map([
   ['people', 'person'],
 ]);
 
+const MAY_NEED_FOLDING = /[^\t\n\r\x20-\x7e\u2000-\u206f]/;
+
 /** Folds accents and case, drops possessive endings and splits into words (letters and digits). */
 export function words(text: string): string[] {
-  return text
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
+  // Most news text is ASCII and general punctuation (curly quotes, dashes), where the costly
+  // normalisation would change no letter or digit: it is skipped there.
+  const folded = MAY_NEED_FOLDING.test(text) ? text.normalize('NFKD').replace(/\p{M}/gu, '') : text;
+  return folded
     .toLowerCase()
     .replace(/['’]s\b/g, '')
     .split(/[^\p{L}\p{N}]+/u)

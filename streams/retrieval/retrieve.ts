@@ -8,7 +8,7 @@ import {
   type Evidence,
   type SubQuery,
 } from '../../processors/query/decompose-question.js';
-import { fuseRankings, type FusionMode } from '../../processors/query/fuse-rankings.js';
+import { fuseRankings, type FusionMode, type ListedDocument } from '../../processors/query/fuse-rankings.js';
 import type { ChatModel } from '../../processors/extract/chat-model.js';
 import { hopPlanRequest, readHopPlan } from '../../processors/query/plan-hops-with-llm.js';
 import {
@@ -25,7 +25,13 @@ import {
 } from '../../processors/query/rank-candidates.js';
 import { reformulate, type EntityLinker, type LinkedEntity } from '../../processors/query/reformulate-query.js';
 import type { SearchRequest, Store } from '../../processors/query/search-request.js';
-import { DEFAULT_FUSION, DEFAULT_LEXICAL_WORDS, DEFAULT_PER_ARTICLE } from '../../processors/query/search-request.js';
+import {
+  DEFAULT_ANSWER_SENTENCES,
+  DEFAULT_FUSION,
+  DEFAULT_LEXICAL_WORDS,
+  DEFAULT_PER_ARTICLE,
+} from '../../processors/query/search-request.js';
+import { rankItemsByAnswerSentence } from '../../processors/query/choose-answer-sentences.js';
 import {
   applyTimeIntent,
   coverageWindow,
@@ -59,12 +65,14 @@ export interface RetrievedItem {
   url: string | null;
   /** The strategy's final score: relevance, with time where the strategy weighs it. */
   score: number;
-  /** Relevance to the question: dense and lexical fused. */
+  /** Relevance to the question: dense, lexical and (by default) answer-sentence rankings fused. */
   relevance: number;
   /** Dense similarity, (1 + cos) / 2, when the item was among the nearest vectors. */
   semantic_score?: number;
   /** BM25, when the item was among the lexical matches. */
   lexical_score?: number;
+  /** Its best answer sentence's score, when one of its sentences shares a word with the question. */
+  sentence_score?: number;
   temporal_score?: number;
   day_distance?: number;
   /** Multi-hop only: the entity whose events brought this item in (absent for the question's own hop). */
@@ -125,6 +133,28 @@ interface Hit extends WordedCandidate {
   source: Source;
   dense?: number;
   lexical?: number;
+  sentence?: number;
+}
+
+/**
+ * The documents ranked by their best answer sentence for the question (`rankItemsByAnswerSentence`),
+ * read with their headline and entity names as the extractive answer reads them.
+ */
+function byAnswerSentence(question: string, documents: readonly StoredDocument[]): ListedDocument[] {
+  const ranked = rankItemsByAnswerSentence(
+    question,
+    documents.map((d) => ({
+      kind: d.kind,
+      text: d.text,
+      published_at: new Date(d.published_at).toISOString(),
+      title: d.title,
+      entities:
+        d.kind === 'chunk'
+          ? (d.entity_names ?? [])
+          : [d.subject_name, d.object_name].filter((n): n is string => typeof n === 'string' && n !== ''),
+    })),
+  );
+  return ranked.map(({ item, score }) => ({ id: documents[item]!.id, score }));
 }
 
 /** The query as each retriever reads it. */
@@ -133,6 +163,8 @@ interface QueryTexts {
   lexical: string;
   fusion: FusionMode;
   lexicalWeight?: number;
+  /** `rrf`: rank the candidates by their best answer sentence too. */
+  answerSentences: boolean;
 }
 
 export interface RetrieverOptions {
@@ -437,6 +469,7 @@ export class Retriever {
       lexical,
       fusion,
       ...(request.lexicalWeight === undefined ? {} : { lexicalWeight: request.lexicalWeight }),
+      answerSentences: request.answerSentences ?? DEFAULT_ANSWER_SENTENCES,
     };
     const bounds = timeFilter(request);
     const range: DocumentFilter = {
@@ -706,12 +739,13 @@ export class Retriever {
       query.fusion === 'lexical' ? [] : this.options.datastore.nearest({ ...ask, vector: query.vector }),
       query.fusion === 'dense' ? [] : this.options.datastore.lexical({ ...ask, text: query.lexical }),
     ]);
+    const documents = new Map([...dense, ...lexical].map((d) => [d.document.id, d.document]));
     const fused = fuseRankings(
       dense.map((d) => ({ id: d.document.id, score: d.score })),
       lexical.map((d) => ({ id: d.document.id, score: d.score })),
       { mode: query.fusion, ...(query.lexicalWeight === undefined ? {} : { lexicalWeight: query.lexicalWeight }) },
+      query.fusion === 'rrf' && query.answerSentences ? byAnswerSentence(query.lexical, [...documents.values()]) : [],
     );
-    const documents = new Map([...dense, ...lexical].map((d) => [d.document.id, d.document]));
     const superseded = await this.supersededAsOf([...documents.values()], filter);
     const hits = [...fused.entries()]
       .filter(([id]) => !superseded.has(id))
@@ -725,6 +759,7 @@ export class Retriever {
           source,
           ...(f.dense === undefined ? {} : { dense: f.dense }),
           ...(f.lexical === undefined ? {} : { lexical: f.lexical }),
+          ...(f.sentence === undefined ? {} : { sentence: f.sentence }),
         };
       })
       .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
@@ -814,6 +849,7 @@ export class Retriever {
       relevance: ranked.relevance,
       ...(ranked.candidate.dense === undefined ? {} : { semantic_score: ranked.candidate.dense }),
       ...(ranked.candidate.lexical === undefined ? {} : { lexical_score: ranked.candidate.lexical }),
+      ...(ranked.candidate.sentence === undefined ? {} : { sentence_score: ranked.candidate.sentence }),
       ...(ranked.temporal === undefined ? {} : { temporal_score: ranked.temporal }),
       ...(ranked.dayDistance === undefined ? {} : { day_distance: ranked.dayDistance }),
       ...(origin === undefined ? {} : { via_entity: origin.entity, hop: origin.hop, via_query: origin.query }),

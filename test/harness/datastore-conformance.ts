@@ -942,7 +942,10 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         ).toEqual([]);
       });
 
-      async function hybridIds(input: Partial<SearchRequestInput>): Promise<string[]> {
+      async function hybridIds(
+        input: Partial<SearchRequestInput>,
+        override: Partial<SearchRequest> = {},
+      ): Promise<string[]> {
         const parsed = parseSearchRequest(
           {
             q: asked,
@@ -959,7 +962,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
           0,
         );
         if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-        return (await retriever.search(parsed.request)).items.map((item) => short(item.id));
+        return (await retriever.search({ ...parsed.request, ...override })).items.map((item) => short(item.id));
       }
 
       it('dense: by cosine alone', async () => {
@@ -967,14 +970,42 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       });
 
       it('fused: reciprocal ranks, and a weighted sum of normalised scores', async () => {
-        // RRF favours what both lists hold: round (2/62), final (1/61 + 1/64), then named and headline,
-        // low in both lists but in both (1/63 + 1/65, 1/64 + 1/66), before rain, first in the dense list
-        // alone (1/61), and budget (1/63).
+        // RRF of the two lists favours what both hold: round (2/62), final (1/61 + 1/64), then named and
+        // headline, low in both lists but in both (1/63 + 1/65, 1/64 + 1/66), before rain, first in the
+        // dense list alone (1/61), and budget (1/63).
         // (named and headline each match one field weakly; the two stores' BM25 may order them either way.)
-        const rrf = await hybridIds({ fusion: 'rrf' });
+        const rrf = await hybridIds({ fusion: 'rrf' }, { answerSentences: false });
         expect(rrf.slice(0, 2)).toEqual(['round', 'final']);
         expect(new Set(rrf.slice(2, 4))).toEqual(new Set(['named', 'headline']));
         expect(rrf.slice(4)).toEqual(['rain', 'budget']);
+        // With the answer-sentence ranking (the default), the final's one sentence holding all four
+        // words ranks it first there, and first overall (2/61 + 1/64 against round's 3/62); the
+        // documents with no sentence sharing a word with the question are not in that list.
+        const withSentences = await hybridIds({ fusion: 'rrf' });
+        expect(withSentences.slice(0, 2)).toEqual(['final', 'round']);
+        expect(withSentences.slice(4)).toEqual(['rain', 'budget']);
+        const scored = (
+          await retriever.search({
+            ...(
+              parseSearchRequest(
+                {
+                  q: asked,
+                  date: new Date(HYBRID_TQ).toISOString(),
+                  store: 'chunks',
+                  strategy: 'generic',
+                  time_words: false,
+                  k: 6,
+                },
+                0,
+              ) as { ok: true; request: SearchRequest }
+            ).request,
+            window: { from: Date.UTC(2024, 5, 1) },
+          })
+        ).items;
+        const sentence = new Map(scored.map((i) => [short(i.id), i.sentence_score]));
+        expect(sentence.get('final')).toBeGreaterThan(sentence.get('round')!);
+        expect(sentence.get('rain')).toBeUndefined();
+        expect(sentence.get('budget')).toBeUndefined();
         expect(await hybridIds({ fusion: 'lexical', k: 2 })).toEqual(['final', 'round']);
         const items = (
           await retriever.search({

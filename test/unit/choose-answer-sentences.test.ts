@@ -14,6 +14,7 @@ import {
   chooseAnswerSentences,
   hasVerb,
   rankAnswerSentences,
+  rankItemsByAnswerSentence,
   sameWordFamily,
   type SentenceSource,
 } from '../../processors/query/choose-answer-sentences.js';
@@ -179,6 +180,29 @@ describe('choosing answer sentences', () => {
     // No predicate of its own after "who": nothing changes.
     const is = rankAnswerSentences('Who is the chancellor?', [item('Olaf Scholz is the chancellor.')]);
     expect(is.ranked[0]!.text).toBe('Olaf Scholz is the chancellor.');
+  });
+
+  it('ranks passages by the best sentence each holds, not by their place or date', () => {
+    const passages = [
+      // The question's words spread over a scene, no answer of the kind asked for.
+      item(
+        'The German federal election drew a high turnout. Voters queued in Berlin. The election result was announced late.',
+      ),
+      item('Weather in Hamburg stayed mild.'),
+      // One sentence states the fact asked for, with the name.
+      {
+        ...item("Friedrich Merz's CDU/CSU won the German election with 28.5% of the vote."),
+        published_at: '2020-01-01T00:00:00.000Z',
+      },
+    ];
+    const ranked = rankItemsByAnswerSentence('Who won the German federal election?', passages);
+    expect(ranked.map((r) => r.item)).toEqual([2, 0]);
+    expect(ranked[0]!.score).toBeGreaterThan(ranked[1]!.score);
+    // The same order whatever order they come in: no weight on the place given.
+    const reversed = rankItemsByAnswerSentence('Who won the German federal election?', [...passages].reverse());
+    expect(reversed.map((r) => r.item)).toEqual([0, 2]);
+    // Without a content word to match there is no opinion to give.
+    expect(rankItemsByAnswerSentence('Who?', passages)).toEqual([]);
   });
 
   it('chooses nothing from nothing', () => {

@@ -211,6 +211,24 @@ describe('fusing dense and lexical rankings', () => {
     expect(fused.get('b')!.relevance).toBe(fused.get('d')!.relevance);
   });
 
+  it('rrf with the answer-sentence ranking: a third opinion on the same documents, bringing none of its own', () => {
+    const sentences = [
+      { id: 'd', score: 1.4 },
+      { id: 'c', score: 0.9 },
+      { id: 'x', score: 2 },
+    ];
+    const fused = fuseRankings(dense, lexical, { mode: 'rrf' }, sentences);
+    // x is in neither list: it is not a candidate, and takes no rank from d and c.
+    expect(fused.has('x')).toBe(false);
+    expect(fused.get('d')).toEqual({ relevance: 1 / 62 + 1 / 61, lexical: 6, sentence: 1.4 });
+    expect(fused.get('c')!.relevance).toBeCloseTo(1 / 63 + 1 / 61 + 1 / 62, 10);
+    expect(fused.get('a')).toEqual({ relevance: 1 / 61, dense: 0.9 });
+    const order = [...fused.entries()].sort((x, y) => y[1].relevance - x[1].relevance).map(([id]) => id);
+    expect(order).toEqual(['c', 'd', 'a', 'b']);
+    // Other modes leave it out.
+    expect(fuseRankings(dense, lexical, { mode: 'weighted' }, sentences).get('d')!.sentence).toBeUndefined();
+  });
+
   it('weighted: min–max dense and BM25 over the best BM25, mixed by the lexical weight', () => {
     const fused = fuseRankings(dense, lexical, { mode: 'weighted', lexicalWeight: 0.25 });
     expect(fused.get('a')!.relevance).toBeCloseTo(0.75, 10);
