@@ -1,15 +1,17 @@
 /**
  * `npm run bench -- query [--sizes 10000,100000,1000000] [--queries 200] [--k 10] [--merge-finished]
- * [--settle-minutes 20] [--hot-threads]`:
+ * [--settle-minutes 20] [--hot-threads] [--store chunks|interactions]`:
  * retrieval latency per strategy on real Elasticsearch, with hybrid (BM25 + kNN) fusion as the
  * product runs it, next to the raw Elasticsearch kNN + date filter on the same index in the same
  * run (the ceiling) and the raw BM25 query alone.
  *
- * Each size gets a fresh `neon-interactions` datastore (the product's own template: 384-dim cosine
- * int8 HNSW, `standard`-analysed text and names) holding n synthetic interactions: seeded random
- * unit vectors, times spread over a year, and texts realistic for BM25 (`synthetic-news.ts`: 10–30
- * words drawn with the word frequencies of the bundled Wikipedia Current Events sample, about a
- * subject and often an object drawn from its ~2.8k names as popular as they are there). Queries are
+ * Each size gets a fresh datastore of the store searched (`--store`, the product's default store,
+ * chunks, unless told; the product's own template: 384-dim cosine int8 HNSW, `standard`-analysed
+ * text, headline and names) holding n synthetic documents: seeded random unit vectors, times spread
+ * over a year, and texts realistic for BM25 (`synthetic-news.ts`: statements of 10–30 words drawn
+ * with the word frequencies of the bundled Wikipedia Current Events sample, about a subject and
+ * often an object drawn from its ~2.8k names as popular as they are there). An interaction is one
+ * statement; a chunk is five, under a headline, with the entities they name. Queries are
  * question-like texts drawn the same way (5–12 words, most naming an entity; none with time words,
  * so every contender searches the same as-of scope) with random unit query vectors at random query
  * times; the query embedder returns the vector as it is, so what is timed is retrieval (time words,
@@ -42,12 +44,12 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Client, estypes } from '@elastic/elasticsearch';
 import type { Embedder } from '../processors/embed/embedder.js';
-import { interactionDocument } from '../processors/index/index-documents.js';
+import { chunkDocument, interactionDocument } from '../processors/index/index-documents.js';
 import type { FusionMode } from '../processors/query/fuse-rankings.js';
 import { contentWords } from '../processors/query/question-terms.js';
 import { DAY_MS } from '../processors/query/rank-candidates.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
-import { parseSearchRequest, type SearchRequest } from '../processors/query/search-request.js';
+import { DEFAULT_STORE, parseSearchRequest, type SearchRequest } from '../processors/query/search-request.js';
 import { understandQuestionTime } from '../processors/query/understand-question-time.js';
 import { datastoreNames, monthlyIndex } from '../streams/elasticsearch/datastore-templates.js';
 import {
@@ -72,8 +74,15 @@ const { values: args } = parseArgs({
     'merge-finished': { type: 'boolean', default: false },
     'hot-threads': { type: 'boolean', default: false },
     'settle-minutes': { type: 'string', default: '20' },
+    store: { type: 'string', default: DEFAULT_STORE },
   },
 });
+if (args.store !== 'chunks' && args.store !== 'interactions') {
+  console.error(`--store must be chunks or interactions (got "${args.store}")`);
+  process.exit(2);
+}
+/** The datastore filled and searched: the product's default store unless `--store` says otherwise. */
+const STORE: 'chunks' | 'interactions' = args.store;
 const SIZES = args.sizes.split(',').map(Number);
 const QUERIES = Number(args.queries);
 const K = Number(args.k);
@@ -83,6 +92,8 @@ const SPAN_DAYS = 365;
 const WARM_UP = 20;
 /** The synthetic statements come from no article, so they carry no headline for lexical search. */
 const NO_HEADLINE = { title: '' };
+/** Sentences of a synthetic chunk: the product's chunker cuts windows of five. */
+const CHUNK_SENTENCES = 5;
 /** Held to the targets: p95 ≤ 100 ms at 1M and ≤ 1.5 × the raw kNN's p95 (multi-hop is reported beside). */
 const TARGET_P95_MS = 100;
 const TARGET_RATIO = 1.5;
@@ -125,36 +136,71 @@ const load = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100);
 const news = new SyntheticNews(newsVocabulary(currentEventsArticles()), random);
 const linker = new EntityLinker(news.entityList.map((entity) => ({ ...entity, aliases: [], mentions: 1 })));
 
+/**
+ * A synthetic chunk: five statements of one article, its headline a sixth one without its full stop,
+ * the entities they name marked, as the product's chunks carry them.
+ */
+function syntheticChunk(i: number, t: number): Record<string, unknown> {
+  const statements = Array.from({ length: CHUNK_SENTENCES }, () => news.statement());
+  const named = new Map(
+    statements.flatMap((s) => [s.subject, ...(s.object === null ? [] : [s.object])]).map((e) => [e.id, e]),
+  );
+  const article = `a${i}`;
+  return chunkDocument(
+    {
+      id: `${article}:0`,
+      article_id: article,
+      index: 0,
+      text: statements.map((s) => s.text).join(' '),
+      title: news.statement().text.replace(/\.$/, ''),
+      marked_text: '',
+      entity_ids: [...named.keys()],
+      entities: [...named.values()].map((e) => ({ id: e.id, name: e.name, type: 'OTHER' as const })),
+      t,
+      provenance: [
+        { article_id: article, url: `https://news.example/${article}`, source: 'news.example', published_at: t },
+      ],
+    },
+    unitVector(),
+    'bench-random-384',
+    Date.now(),
+  );
+}
+
+function syntheticStatement(i: number, t: number): Record<string, unknown> {
+  const statement = news.statement();
+  return interactionDocument(
+    {
+      id: `i${i}`,
+      t,
+      subject_id: statement.subject.id,
+      subject_name: statement.subject.name,
+      object_id: statement.object?.id ?? null,
+      object_name: statement.object?.name ?? null,
+      text: statement.text,
+      ...NO_HEADLINE,
+      variant: statement.object === null ? 'M1' : 'M2',
+      chunk_ids: [`c${i}`],
+      article_ids: [`a${i}`],
+      urls: [`https://news.example/a${i}`],
+      model: 'bench',
+      extracted_at: t,
+    },
+    unitVector(),
+    'bench-random-384',
+    Date.now(),
+  );
+}
+
 async function fill(es: Client, prefix: string, n: number): Promise<void> {
-  const names = datastoreNames('interactions', prefix);
+  const names = datastoreNames(STORE, prefix);
   const batch = 2000;
   for (let from = 0; from < n; from += batch) {
     const operations: unknown[] = [];
     for (let i = from; i < Math.min(n, from + batch); i++) {
       const t = START + Math.floor(random() * SPAN_DAYS * DAY_MS);
-      const statement = news.statement();
-      const document = interactionDocument(
-        {
-          id: `i${i}`,
-          t,
-          subject_id: statement.subject.id,
-          subject_name: statement.subject.name,
-          object_id: statement.object?.id ?? null,
-          object_name: statement.object?.name ?? null,
-          text: statement.text,
-          ...NO_HEADLINE,
-          variant: statement.object === null ? 'M1' : 'M2',
-          chunk_ids: [`c${i}`],
-          article_ids: [`a${i}`],
-          urls: [`https://news.example/a${i}`],
-          model: 'bench',
-          extracted_at: t,
-        },
-        unitVector(),
-        'bench-random-384',
-        Date.now(),
-      );
-      operations.push({ index: { _index: monthlyIndex(names, t), _id: `i${i}` } }, document);
+      const document = STORE === 'chunks' ? syntheticChunk(i, t) : syntheticStatement(i, t);
+      operations.push({ index: { _index: monthlyIndex(names, t), _id: document.id as string } }, document);
     }
     const response = await es.bulk({ operations: operations as never[] });
     if (response.errors) throw new Error('bulk indexing failed');
@@ -306,7 +352,7 @@ const detail: Record<string, unknown>[] = [];
 /** The prefix being filled or timed: dropped on Ctrl-C too, as after a failure. */
 let active: string | undefined;
 async function dropDatastore(prefix: string): Promise<void> {
-  for (const index of await monthlyIndices(es, 'interactions', prefix)) {
+  for (const index of await monthlyIndices(es, STORE, prefix)) {
     await es.indices.delete({ index }, { ignore: [404] });
   }
   for (const kind of ['interactions', 'chunks'] as const) {
@@ -331,8 +377,8 @@ try {
       await fill(es, prefix, n);
       const indexSeconds = (performance.now() - indexStarted) / 1000;
       const datastore = new TimedDatastore({ es, prefix });
-      const settleSeconds = await backgroundMergesDone(es, `${datastoreNames('interactions', prefix).indexPrefix}*`);
-      const filled = await datastore.monthStats('interactions');
+      const settleSeconds = await backgroundMergesDone(es, `${datastoreNames(STORE, prefix).indexPrefix}*`);
+      const filled = await datastore.monthStats(STORE);
       let mergeSeconds = 0;
       if (args['merge-finished']) {
         // What the product's maintenance does once each month is over and quiet; the newest month is
@@ -341,13 +387,13 @@ try {
         const mergeStarted = performance.now();
         for (const index of finished) await datastore.compact(index);
         for (;;) {
-          const months = await datastore.monthStats('interactions');
+          const months = await datastore.monthStats(STORE);
           if (months.every((month) => !finished.includes(month.index) || month.segments === 1)) break;
           await new Promise((resolve) => setTimeout(resolve, 2_000));
         }
         mergeSeconds = (performance.now() - mergeStarted) / 1000;
       }
-      const searched = await datastore.monthStats('interactions');
+      const searched = await datastore.monthStats(STORE);
       let current: Float32Array = new Float32Array(DIMS);
       const embedder: Embedder = {
         model: 'bench-random-384',
@@ -372,7 +418,7 @@ try {
           timeWorded += 1;
         }
       });
-      const alias = datastoreNames('interactions', prefix).alias;
+      const alias = datastoreNames(STORE, prefix).alias;
       const rawTook = new Map<string, number[]>();
       type Query = (typeof queries)[number];
       const rawKnn = (q: Query, profile = false): Promise<estypes.SearchResponse> =>
@@ -475,6 +521,7 @@ try {
             q: q.text,
             date: new Date(q.tq).toISOString(),
             k: K,
+            store: STORE,
             strategy: contender.strategy === 'multihop' ? 'generic' : contender.strategy,
             hops: contender.strategy === 'multihop' ? 2 : 1,
             fusion: contender.fusion,
@@ -626,7 +673,7 @@ try {
   await infra.release();
 }
 
-const path = writeBenchResults('query', { queries: QUERIES, k: K, dims: DIMS, runs, sizes: detail });
+const path = writeBenchResults('query', { store: STORE, queries: QUERIES, k: K, dims: DIMS, runs, sizes: detail });
 console.log(JSON.stringify({ runs, sizes: detail }, null, 2));
 console.log('');
 console.log('n          contender          p50 ms  p95 ms  p99 ms  ratio  vs dense  targets');
