@@ -494,9 +494,26 @@ try {
             fusion,
             recency: false,
             noTotal: false,
+            answerSentences: true,
           })),
         ),
-        { name: 'recency', strategy: 'generic' as const, fusion: 'rrf' as const, recency: true, noTotal: false },
+        {
+          name: 'recency',
+          strategy: 'generic' as const,
+          fusion: 'rrf' as const,
+          recency: true,
+          noTotal: false,
+          answerSentences: true,
+        },
+        // Reciprocal-rank fusion of the dense and lexical rankings alone: what the answer-sentence ranking costs.
+        ...(['temporal', 'generic', 'tempralm'] as const).map((strategy) => ({
+          name: `${strategy}/two-lists`,
+          strategy,
+          fusion: 'rrf' as const,
+          recency: false,
+          noTotal: false,
+          answerSentences: false,
+        })),
         // The lexical search without a total hit count (see `withoutTotalHitCount`), on the strategies held to the targets.
         ...(['temporal', 'generic', 'tempralm'] as const).map((strategy) => ({
           name: `${strategy}+no-total`,
@@ -504,6 +521,7 @@ try {
           fusion: 'rrf' as const,
           recency: false,
           noTotal: true,
+          answerSentences: true,
         })),
         {
           name: 'recency+no-total',
@@ -511,6 +529,7 @@ try {
           fusion: 'rrf' as const,
           recency: true,
           noTotal: true,
+          answerSentences: true,
         },
       ];
       type Product = (typeof product)[number];
@@ -525,6 +544,7 @@ try {
             strategy: contender.strategy === 'multihop' ? 'generic' : contender.strategy,
             hops: contender.strategy === 'multihop' ? 2 : 1,
             fusion: contender.fusion,
+            answer_sentences: contender.answerSentences,
           },
           q.tq,
         );

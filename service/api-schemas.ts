@@ -164,6 +164,7 @@ const understoodQuerySchema = z.object({
   alpha: z.number(),
   hops: z.number().int(),
   fusion: z.string(),
+  answer_sentences: z.boolean(),
   per_article: z.number().int(),
   time_words: z.boolean(),
   include_future: z.boolean(),

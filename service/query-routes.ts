@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ChatModel } from '../processors/extract/chat-model.js';
 import {
+  DEFAULT_ANSWER_SENTENCES,
   DEFAULT_FUSION,
   DEFAULT_PER_ARTICLE,
   parseSearchRequest,
@@ -46,6 +47,7 @@ function describe(request: SearchRequest): Record<string, unknown> {
     alpha: request.alpha,
     hops: request.hops ?? 1,
     fusion: request.fusion ?? DEFAULT_FUSION,
+    answer_sentences: request.answerSentences ?? DEFAULT_ANSWER_SENTENCES,
     per_article: request.perArticle ?? DEFAULT_PER_ARTICLE,
     time_words: request.timeWords !== false,
     include_future: request.includeFuture,

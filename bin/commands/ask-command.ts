@@ -33,6 +33,7 @@ interface AskFlags {
   constraintDate?: string;
   includeFuture?: boolean;
   timeWords: boolean;
+  answerSentences: boolean;
   link: boolean;
   api?: string;
   json?: boolean;
@@ -96,6 +97,7 @@ export function registerAskCommand(program: Command): void {
       '--no-time-words',
       'do not read the question\'s own time words ("last week", "the latest") as its time scope',
     )
+    .option('--no-answer-sentences', 'fuse the dense and lexical rankings alone, without the answer-sentence one')
     .option('--no-link', 'do not read the entity registry from Kafka to link the question')
     .option('--api <url>', 'ask a running neon-stream (default: NEON_API_URL, or the running neon start)')
     .option('--json', 'print the result as JSON')
@@ -115,6 +117,7 @@ export function registerAskCommand(program: Command): void {
           ...(flags.constraintDate ? { constraint_date: flags.constraintDate } : {}),
           ...(flags.includeFuture ? { include_future: true } : {}),
           time_words: flags.timeWords,
+          answer_sentences: flags.answerSentences,
         },
         Date.now(),
       );
@@ -137,6 +140,7 @@ export function registerAskCommand(program: Command): void {
           include_future: String(r.includeFuture),
           hops: String(r.hops ?? 1),
           time_words: String(flags.timeWords),
+          answer_sentences: String(flags.answerSentences),
         });
         printAnswer(await callService<AnswerResult>(service, `/v1/ask?${query.toString()}`), parsed.request, flags);
         return;

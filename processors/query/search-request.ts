@@ -116,6 +116,13 @@ export const searchRequestSchema = z
       .describe(
         'How lexical (BM25 over text, headline and entity names) and dense relevance are fused: reciprocal-rank fusion, a weighted sum of normalised scores, or one alone.',
       ),
+    /** `rrf` fusion: also rank the candidates by the best answer sentence each holds (default). */
+    answer_sentences: z
+      .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
+      .default(DEFAULT_ANSWER_SENTENCES)
+      .describe(
+        'With rrf fusion, also rank the candidates by the best sentence each holds for answering the question (its words in one sentence, the verb asked about, an answer of the kind asked for); false fuses the dense and lexical rankings alone, some tens of milliseconds faster over chunks.',
+      ),
     /**
      * At most this many results from one article among the k (0: no cap): the other reports of the
      * news get the places that overlapping windows and statements of one article would take.
@@ -219,6 +226,7 @@ export function parseSearchRequest(input: unknown, now: number): ParsedSearchReq
       includeFuture: p.include_future,
       hops: p.hops,
       fusion: p.fusion,
+      answerSentences: p.answer_sentences,
       perArticle: p.per_article,
       timeWords: p.time_words,
       // `constraint=none` is every form's default, not a choice: only a constraint or its date is.

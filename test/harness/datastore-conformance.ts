@@ -942,10 +942,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         ).toEqual([]);
       });
 
-      async function hybridIds(
-        input: Partial<SearchRequestInput>,
-        override: Partial<SearchRequest> = {},
-      ): Promise<string[]> {
+      async function hybridIds(input: Partial<SearchRequestInput>): Promise<string[]> {
         const parsed = parseSearchRequest(
           {
             q: asked,
@@ -962,7 +959,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
           0,
         );
         if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-        return (await retriever.search({ ...parsed.request, ...override })).items.map((item) => short(item.id));
+        return (await retriever.search(parsed.request)).items.map((item) => short(item.id));
       }
 
       it('dense: by cosine alone', async () => {
@@ -974,7 +971,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         // headline, low in both lists but in both (1/63 + 1/65, 1/64 + 1/66), before rain, first in the
         // dense list alone (1/61), and budget (1/63).
         // (named and headline each match one field weakly; the two stores' BM25 may order them either way.)
-        const rrf = await hybridIds({ fusion: 'rrf' }, { answerSentences: false });
+        const rrf = await hybridIds({ fusion: 'rrf', answer_sentences: false });
         expect(rrf.slice(0, 2)).toEqual(['round', 'final']);
         expect(new Set(rrf.slice(2, 4))).toEqual(new Set(['named', 'headline']));
         expect(rrf.slice(4)).toEqual(['rain', 'budget']);

@@ -274,6 +274,18 @@ describe('query reformulation', () => {
 });
 
 describe('search requests', () => {
+  it('reads answer_sentences as a boolean or its text, true unless turned off', () => {
+    const read = (input: Record<string, unknown>) => {
+      const parsed = parseSearchRequest({ q: 'Who won?', ...input }, 0);
+      if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+      return parsed.request.answerSentences;
+    };
+    expect(read({})).toBe(true);
+    expect(read({ answer_sentences: 'false' })).toBe(false);
+    expect(read({ answer_sentences: false })).toBe(false);
+    expect(parseSearchRequest({ q: 'Who won?', answer_sentences: 'no' }, 0).ok).toBe(false);
+  });
+
   it('fills defaults and reads a bare date as the end of that day', () => {
     const parsed = parseSearchRequest({ q: ' Doja Cat ', date: '2023-08-31' }, 0);
     expect(parsed).toEqual({
@@ -291,6 +303,7 @@ describe('search requests', () => {
         includeFuture: false,
         hops: 1,
         fusion: DEFAULT_FUSION,
+        answerSentences: true,
         perArticle: DEFAULT_PER_ARTICLE,
         timeWords: true,
         explicit: { constraint: false },
