@@ -218,6 +218,11 @@ export function recognizeEntities(text: string): EntitySpan[] {
     }
     for (const piece of splitTitles(words, i, end)) {
       if (isNamePrefix(words[piece.from]!) && piece.to === piece.from + 1) piece.from += 1;
+      const office = piece.beforeTitle ? countryOfOffice(text, words, piece, knownNames) : undefined;
+      if (office !== undefined) {
+        spans.push(office);
+        continue;
+      }
       const mention = toMention(text, words, piece.from, piece.to, knownNames);
       // What precedes a title is a qualifier unless it names a place or an institution ("U.S.").
       if (mention === undefined) continue;
@@ -518,6 +523,27 @@ function nationalityMention(text: string, run: readonly Word[]): EntitySpan | un
   const country = NATIONALITY_WORDS.get(words.map((w) => w.lower).join(' '));
   if (country === undefined) return undefined;
   return { ...span(text, words[0]!.start, words.at(-1)!.end, 'LOCATION'), name: country };
+}
+
+/**
+ * The country of an office named before its holder: "Chinese" in "Chinese Foreign Minister Wang
+ * Yi", "U.S." in "U.S. Defense Secretary …" — a nationality word or a place followed only by the
+ * office's domain. The office is news about the country as surely as "Chinese President" is.
+ */
+function countryOfOffice(
+  text: string,
+  words: readonly Word[],
+  piece: Piece,
+  knownNames: ReadonlySet<string>,
+): EntitySpan | undefined {
+  for (let last = piece.from; last < piece.to && last < piece.from + 3; last++) {
+    const domain = words.slice(last + 1, piece.to + 1);
+    if (!domain.every((w) => OFFICE_DOMAINS.has(w.lower) && w.lower !== 'the' && w.lower !== 'and')) continue;
+    const country = words.slice(piece.from, last + 1);
+    const mention = nationalityMention(text, country) ?? toMention(text, words, piece.from, last, knownNames);
+    if (mention?.type === 'LOCATION') return mention;
+  }
+  return undefined;
 }
 
 /**

@@ -194,15 +194,42 @@ export function institutionShortForms(tokens: readonly string[]): string[] {
 }
 
 /**
+ * Generic heads of a region that news drops in any article once the region is known: "Gaza" is the
+ * Gaza Strip, "South Kivu" the province. Across articles only where the rest cannot be the
+ * region's capital city: a strip, or a name of two words or more ("South Kivu", "North Gaza").
+ * "Kyiv", "Sumy" and "Mandalay" are cities as well as their oblast's or region's names; "Mexico City"
+ * and "Los Angeles County" other places than their first words name.
+ */
+const CROSS_DOCUMENT_PLACE_HEADS: ReadonlySet<string> = new Set([
+  'strip',
+  'province',
+  'region',
+  'oblast',
+  'krai',
+  'governorate',
+  'prefecture',
+]);
+
+/**
  * The short form that may stand for a full name in another article: a person's last name (for two
- * to five words), a company's name without its legal suffix ("Apple" for "Apple Inc."). Undefined
- * for other names: their short forms are too often another entity's.
+ * to five words), a company's name without its legal suffix ("Apple" for "Apple Inc."), a region's
+ * name without its generic head ("Gaza" for "Gaza Strip", "South Kivu" for "South Kivu Province").
+ * Undefined for other names: their short forms are too often another entity's.
  */
 export function crossDocumentShortForm(tokens: readonly string[], type: EntityType): string | undefined {
   if (type === 'PERSON') return tokens.length >= 2 && tokens.length <= 5 ? tokens.at(-1) : undefined;
-  if (tokens.length < 2 || !LEGAL_SUFFIXES.has(tokens.at(-1)!)) return undefined;
-  return tokens.slice(0, -1).join(' ');
+  if (tokens.length < 2) return undefined;
+  const head = tokens.at(-1)!;
+  if (LEGAL_SUFFIXES.has(head)) return tokens.slice(0, -1).join(' ');
+  if (type !== 'LOCATION' || !CROSS_DOCUMENT_PLACE_HEADS.has(head)) return undefined;
+  const rest = tokens.slice(0, -1);
+  if (head !== 'strip' && rest.length < 2) return undefined;
+  // "The Region" or "West Region" leaves no name; a short form must still name something.
+  if (INITIALS_SKIPPED.has(rest[0]!) || (rest.length === 1 && COMPASS_POINTS.has(rest[0]!))) return undefined;
+  return rest.join(' ');
 }
+
+const COMPASS_POINTS: ReadonlySet<string> = new Set(['north', 'south', 'east', 'west', 'central', 'capital']);
 
 function clusterType(cluster: Building): EntityType {
   return majorityType(

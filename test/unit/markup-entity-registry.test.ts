@@ -128,6 +128,36 @@ describe('EntityRegistry.link', () => {
     expect(registry.lookupAlias('F.B.I.').map((e) => e.id)).toEqual(['e-federal-bureau-of-investigation']);
   });
 
+  it('links a region named without its generic head to it, never a city to its oblast', () => {
+    const registry = new EntityRegistry();
+    registry.link(
+      [
+        cluster('Gaza Strip', 'LOCATION'),
+        cluster('South Kivu Province', 'LOCATION'),
+        cluster('Kyiv Oblast', 'LOCATION'),
+        cluster('Mexico City', 'LOCATION'),
+      ],
+      1000,
+    );
+    const later = [
+      cluster('Gaza', 'LOCATION'),
+      cluster('South Kivu', 'LOCATION'),
+      cluster('Kyiv', 'LOCATION'),
+      cluster('Mexico', 'LOCATION'),
+    ];
+    expect(registry.link(later, 2000).map((l) => l.id)).toEqual([
+      'e-gaza-strip',
+      'e-south-kivu-province',
+      'e-kyiv',
+      'e-mexico',
+    ]);
+    // Met first, the short name is fused into the region when its full name arrives.
+    const reversed = new EntityRegistry();
+    reversed.link([cluster('North Gaza', 'LOCATION')], 1000);
+    reversed.link([cluster('North Gaza Governorate', 'LOCATION')], 2000);
+    expect(reversed.canonicalId('e-north-gaza')).toBe('e-north-gaza-governorate');
+  });
+
   it('counts an entity once per article, and refines OTHER to a specific type', () => {
     const registry = new EntityRegistry();
     registry.link([cluster('Choupette', 'OTHER'), cluster('CHOUPETTE', 'OTHER')], 1000);

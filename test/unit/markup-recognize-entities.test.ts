@@ -35,6 +35,21 @@ describe('recognizeEntities', () => {
     ).toEqual(['U.S.', 'Donald Trump', 'Marco Rubio', 'Benjamin Netanyahu', 'Smith']);
   });
 
+  it('reads the country of an office named before its holder', () => {
+    expect(
+      recognizeEntities(
+        'Chinese Foreign Minister Wang Yi met U.S. Defense Secretary Pete Hegseth and Russian Defense Minister Andrei Belousov.',
+      ).map((s) => [s.surface, s.type, s.name]),
+    ).toEqual([
+      ['Chinese', 'LOCATION', 'China'],
+      ['Wang Yi', 'PERSON', undefined],
+      ['U.S.', 'LOCATION', undefined],
+      ['Pete Hegseth', 'PERSON', undefined],
+      ['Russian', 'LOCATION', 'Russia'],
+      ['Andrei Belousov', 'PERSON', undefined],
+    ]);
+  });
+
   it('keeps a title word that sits inside a name or an institution', () => {
     expect(surfaces('Hassan Sheikh Mohamud spoke to General Motors and the UN General Assembly.')).toEqual([
       'Hassan Sheikh Mohamud',
