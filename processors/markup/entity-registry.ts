@@ -305,7 +305,37 @@ export class EntityRegistry {
         absorb(named.id, 'alias', `an article called "${entity.name}" "${surface}"`);
       }
     }
-    this.#fuseAsSpelling(entity, at);
+    if (!this.#fuseIntoShorterPerson(entity, at)) this.#fuseAsSpelling(entity, at);
+  }
+
+  /**
+   * A new person's name that ends with the whole name of one known person ("Recep Tayyip Erdoğan"
+   * once "Tayyip Erdoğan" is known) is that person: the newcomer is fused into the known one, as a
+   * spelling is. The known name stays canonical because a longer one is as often a title markup
+   * kept ("Incumbent Alexander Lukashenko") as a fuller name.
+   */
+  #fuseIntoShorterPerson(entity: RegistryEntity, at: number): boolean {
+    const tokens = keyTokens(entity.name);
+    if (entity.type !== 'PERSON' || tokens.length < 3 || this.#spellingThreshold === undefined) return false;
+    const known = new Map<string, string>();
+    for (let words = 2; words < tokens.length; words++) {
+      const tail = tokens.slice(-words).join(' ');
+      const person = this.#byId.get(entityIdFor(tail));
+      if (person === undefined || person.type !== 'PERSON' || entityKey(person.name) !== tail) continue;
+      known.set(this.canonicalId(person.id), person.name);
+    }
+    if (known.size !== 1) return false;
+    const [into, name] = [...known][0]!;
+    if (into === entity.id || this.canonicalId(into) === entity.id) return false;
+    this.#setFusion(entity.id, {
+      into,
+      rule: 'short_form',
+      score: 1,
+      evidence: `"${entity.name}" ends with the whole name of "${name}"`,
+      decided_at: at,
+      revoked: false,
+    });
+    return true;
   }
 
   #fuseAsSpelling(entity: RegistryEntity, at: number): void {
@@ -361,10 +391,37 @@ export class EntityRegistry {
     // The one known person this last name belongs to ("Rubio" → "Marco Rubio"), or company without
     // its legal suffix; several ("Trump": Donald, Melania) link nothing. Other short forms ("Senate")
     // only link within an article: across articles they are too often another country's.
-    const abbreviated = others(this.#byShortForm.get(entityKey(cluster.name)) ?? []);
-    if (abbreviated.length === 1) return abbreviated[0]!;
+    // Ids fused into one count once: "Tayyip Erdoğan" fused into "Recep Tayyip Erdoğan" leaves
+    // "Erdoğan" one person's name.
+    const abbreviated = new Set(
+      others(this.#byShortForm.get(entityKey(cluster.name)) ?? []).map((id) => this.canonicalId(id)),
+    );
+    if (abbreviated.size === 1) return [...abbreviated][0]!;
+    // The one known person whose fuller name ends with this one ("Tayyip Erdoğan" → "Recep Tayyip Erdoğan").
+    if (cluster.type === 'PERSON' || cluster.type === 'OTHER') {
+      const fuller = this.#fullerPersons(keyTokens(cluster.name), own);
+      if (fuller.length === 1) return fuller[0]!;
+    }
     if (this.#byId.has(own)) return own;
     return only ?? this.#bySurface(cluster) ?? own;
+  }
+
+  /**
+   * Canonical ids of the known people whose names end with these two or more words and are longer
+   * ("Recep Tayyip Erdoğan" for "Tayyip Erdoğan", "Luiz Inácio Lula da Silva" for "Lula da Silva").
+   */
+  #fullerPersons(tokens: readonly string[], except: string): string[] {
+    if (tokens.length < 2) return [];
+    const found = new Set<string>();
+    for (const id of this.#byShortForm.get(tokens.at(-1)!) ?? []) {
+      const person = this.#byId.get(id);
+      if (id === except || person === undefined || person.type !== 'PERSON') continue;
+      const name = keyTokens(person.name);
+      if (name.length > tokens.length && tokens.every((t, i) => name[name.length - tokens.length + i] === t)) {
+        found.add(this.canonicalId(id));
+      }
+    }
+    return [...found];
   }
 
   /**

@@ -510,7 +510,9 @@ function toMention(
   const last = run.at(-1)!;
   // "Inc." and "Jr." keep their period; a sentence's final period is not part of a name.
   const end = ABBREVIATED_SUFFIX.test(last.text) && last.gap.startsWith('.') ? last.end + 1 : last.end;
-  return span(text, only.start, end, personLedThing(run, words[to + 1]) ? 'PERSON' : typeOf(run));
+  const after = words[to + 1];
+  const type = personLedThing(run, after) ? 'PERSON' : governmentLeader(run, after) ? 'OTHER' : typeOf(run);
+  return span(text, only.start, end, type);
 }
 
 /**
@@ -559,6 +561,18 @@ const PERSON_LED_NOUNS: ReadonlySet<string> = new Set([
   'cabinet',
   'family',
 ]);
+
+/**
+ * "The Netanyahu government", "the Hamas government": compromise reads any lone name before
+ * "government" as an organisation, but it is as often the person who leads it. Untyped (OTHER), the
+ * mention links to whichever entity the name is known as — Benjamin Netanyahu's last name, Hamas
+ * itself — instead of starting an organisation of its own.
+ */
+function governmentLeader(run: readonly Word[], after: Word | undefined): boolean {
+  const name = run[0]!;
+  if (run.length !== 1 || after?.lower !== 'government' || name.possessive || isAcronym(name)) return false;
+  return name.tags.has('Organization') && !lexicalTags(name.lower).includes('Organization') && /^\s+$/.test(name.gap);
+}
 
 /** A lone name read as an organisation only because a person-led noun follows it, and not known as one. */
 function personLedThing(run: readonly Word[], after: Word | undefined): boolean {

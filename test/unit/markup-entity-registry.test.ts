@@ -158,6 +158,24 @@ describe('EntityRegistry.link', () => {
     expect(reversed.canonicalId('e-north-gaza')).toBe('e-north-gaza-governorate');
   });
 
+  it('takes a person named by the end of a known fuller name for that person, and back', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Recep Tayyip Erdoğan', 'PERSON')], 1000);
+    expect(registry.link([cluster('Tayyip Erdoğan', 'PERSON')], 2000)[0]!.id).toBe('e-recep-tayyip-erdogan');
+    // A longer name arriving later is fused into the known one: the longer is as often a kept title.
+    const titled = new EntityRegistry();
+    titled.link([cluster('Pete Hegseth', 'PERSON')], 1000);
+    titled.link([cluster('Defense Pete Hegseth', 'PERSON')], 2000);
+    expect(titled.canonicalId('e-defense-pete-hegseth')).toBe('e-pete-hegseth');
+    expect(titled.get('e-defense-pete-hegseth')?.fusion?.rule).toBe('short_form');
+    // The last name of one person under two fused names is that person's.
+    expect(titled.link([cluster('Hegseth', 'OTHER')], 3000)[0]!.id).toBe('e-pete-hegseth');
+    // Two people whose names end alike: the shorter name is neither's.
+    const two = new EntityRegistry();
+    two.link([cluster('Ana María Silva', 'PERSON'), cluster('José María Silva', 'PERSON')], 1000);
+    expect(two.link([cluster('María Silva', 'PERSON')], 2000)[0]!.id).toBe('e-maria-silva');
+  });
+
   it('counts an entity once per article, and refines OTHER to a specific type', () => {
     const registry = new EntityRegistry();
     registry.link([cluster('Choupette', 'OTHER'), cluster('CHOUPETTE', 'OTHER')], 1000);

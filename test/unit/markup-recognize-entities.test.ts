@@ -50,6 +50,10 @@ describe('recognizeEntities', () => {
     ]);
   });
 
+  it('leaves a lone name before "government" untyped: a leader as often as an organisation', () => {
+    expect(mentions('The Netanyahu government fell.')).toEqual(['Netanyahu/OTHER']);
+  });
+
   it('keeps a title word that sits inside a name or an institution', () => {
     expect(surfaces('Hassan Sheikh Mohamud spoke to General Motors and the UN General Assembly.')).toEqual([
       'Hassan Sheikh Mohamud',
