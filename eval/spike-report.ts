@@ -91,6 +91,7 @@ const NULL_FEED_CONFIGURATIONS = [
   'surprise-bar0.2',
   'surprise-bar0.6',
   'surprise-fixed-phi-bar0.6',
+  'surprise-volume-as-counted',
 ];
 
 const CONFIGURATIONS: Configuration[] = [
@@ -163,6 +164,24 @@ const CONFIGURATIONS: Configuration[] = [
     name: 'surprise-c0-1',
     about: 'the count model, newcomer prior weighing until 1 article of history',
     day: { ...DEFAULT_DAY_RULE, historyHalfWeight: 1 },
+    budget: {},
+  },
+  {
+    name: 'surprise-volume-as-counted',
+    about: "the count model reading each day's feed volume as counted (no volume prior: the default before)",
+    day: { ...DEFAULT_DAY_RULE, volumePrior: 0 },
+    budget: {},
+  },
+  {
+    name: 'surprise-volume-prior3',
+    about: "the count model, the day's volume read through a prior of 3 pseudo-mentions",
+    day: { ...DEFAULT_DAY_RULE, volumePrior: 3 },
+    budget: {},
+  },
+  {
+    name: 'surprise-volume-prior30',
+    about: "the count model, the day's volume read through a prior of 30 pseudo-mentions",
+    day: { ...DEFAULT_DAY_RULE, volumePrior: 30 },
     budget: {},
   },
   {

@@ -46,6 +46,10 @@ const spikeRuleVariables = (['DAY', 'HOUR'] as const).flatMap((rule) => [
   deployment(`NEON_SPIKE_${rule}_MIN_ARTICLES`, `${rule.toLowerCase()} rule: minimum distinct articles`),
   deployment(`NEON_SPIKE_${rule}_OVERDISPERSION`, `${rule.toLowerCase()} rule: φ of the count model`),
   deployment(
+    `NEON_SPIKE_${rule}_VOLUME_PRIOR`,
+    `${rule.toLowerCase()} rule: pseudo-mentions a bucket's feed volume is read through (0: as counted)`,
+  ),
+  deployment(
     `NEON_SPIKE_${rule}_OVERDISPERSION_PRIOR_WEIGHT`,
     `${rule.toLowerCase()} rule: weight of the shared φ against an entity's own estimate (pseudo-observations), or fixed (one φ for all)`,
   ),

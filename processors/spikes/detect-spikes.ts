@@ -1004,9 +1004,14 @@ export class SpikeDetector {
       ownBuckets += 1;
     }
     const ownTypical = ownBuckets > 0 ? ownSum / ownBuckets : 0;
+    // A bucket's exposure: the others' articles, never below what the bucket usually brings (a
+    // quiet day is no excuse), and above it only as far as the count can tell a busy day from
+    // chance: the posterior mean of the bucket's multiplier under the volume prior.
     const exposureOf = (b: number): number => {
       const others = (volume.get(b) ?? 0) - (counts.get(b) ?? 0);
-      return Math.max(others, this.expectedVolume(feed, clock, granularity, rule, b) - ownTypical);
+      const usual = this.expectedVolume(feed, clock, granularity, rule, b) - ownTypical;
+      if (usual <= 0 || rule.volumePrior <= 0) return Math.max(others, usual);
+      return Math.max(usual, (usual * (rule.volumePrior + others)) / (rule.volumePrior + usual));
     };
     let best: Verdict | undefined;
     for (const w of windows) {

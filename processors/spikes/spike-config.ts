@@ -25,6 +25,8 @@ import {
  *   NEON_SPIKE_<DAY|HOUR>_OVERDISPERSION_PRIOR_WEIGHT
  *                                          surprise: how much that prior weighs against an entity's
  *                                          own history (Σμ² units), or `fixed`: one φ for everyone
+ *   NEON_SPIKE_<DAY|HOUR>_VOLUME_PRIOR     surprise: pseudo-mentions a bucket's volume is read through
+ *                                          (its departure from the usual shrunk towards it); 0: as counted
  *   NEON_SPIKE_<DAY|HOUR>_STD              k in mean + k·std
  *   NEON_SPIKE_<DAY|HOUR>_MIN              minimum chunks in the rolling window
  *   NEON_SPIKE_<DAY|HOUR>_WINDOW           buckets in the rolling window (NEON: 3 days)
@@ -52,11 +54,13 @@ const envSchema = z.object({
   NEON_SPIKE_DAY_MIN_ARTICLES: number.optional(),
   NEON_SPIKE_DAY_OVERDISPERSION: number.optional(),
   NEON_SPIKE_DAY_OVERDISPERSION_PRIOR_WEIGHT: priorWeight.optional(),
+  NEON_SPIKE_DAY_VOLUME_PRIOR: number.optional(),
   NEON_SPIKE_HOUR_SIGNIFICANCE: number.optional(),
   NEON_SPIKE_HOUR_END_SIGNIFICANCE: number.optional(),
   NEON_SPIKE_HOUR_MIN_ARTICLES: number.optional(),
   NEON_SPIKE_HOUR_OVERDISPERSION: number.optional(),
   NEON_SPIKE_HOUR_OVERDISPERSION_PRIOR_WEIGHT: priorWeight.optional(),
+  NEON_SPIKE_HOUR_VOLUME_PRIOR: number.optional(),
   NEON_SPIKE_DAY_STD: number.optional(),
   NEON_SPIKE_DAY_MIN: number.optional(),
   NEON_SPIKE_DAY_WINDOW: number.optional(),
@@ -127,6 +131,7 @@ export function spikeConfigFromEnv(
       ...(get('MIN_ARTICLES') === undefined ? {} : { minArticles: get('MIN_ARTICLES') }),
       ...(get('OVERDISPERSION') === undefined ? {} : { overdispersion: get('OVERDISPERSION') }),
       ...(weight === undefined ? {} : { overdispersionPriorWeight: weight }),
+      ...(get('VOLUME_PRIOR') === undefined ? {} : { volumePrior: get('VOLUME_PRIOR') }),
       ...(get('STD') === undefined ? {} : { stdMultiplier: get('STD') }),
       ...(get('MIN') === undefined ? {} : { minObserved: get('MIN') }),
       ...(get('WINDOW') === undefined ? {} : { rollingBuckets: get('WINDOW') }),

@@ -59,6 +59,13 @@ export const spikeRuleSchema = z
     overdispersionPriorWeight: z.number().min(0).max(1e6).nullable(),
     /** surprise: articles of history at which an entity's own baseline weighs as much as the newcomer prior. */
     historyHalfWeight: z.number().min(0.1).max(1000),
+    /**
+     * surprise: how far a bucket's feed volume is believed where it departs from the usual: its
+     * ratio to the usual volume is shrunk towards 1 as by this many pseudo-mentions (a Gamma(k, k)
+     * prior on the bucket's multiplier, whose coefficient of variation is 1/√k); 0 takes the
+     * volume as counted.
+     */
+    volumePrior: z.number().min(0).max(1e6),
     /** surprise: buckets without a mention after which an entity's next count is a newcomer's. */
     silenceBuckets: z.number().int().min(1),
     /** How long after a bucket ends mentions for it are still counted (event time). */
@@ -92,6 +99,7 @@ const SURPRISE_DAY_SETTINGS = {
   overdispersionPriorWeight: 25 as number | null,
   historyHalfWeight: 5,
   silenceBuckets: 7,
+  volumePrior: 10,
 };
 
 /** NEON's rule: 3-day rolling sum above mean + 1 std of the previous 28 rolling sums. */
@@ -115,7 +123,10 @@ export const NEON_DAY_RULE: SpikeRule = {
  * short is the desk's ranking and budget, not the bar. Three baseline days before any alert. φ is
  * each entity's own, from its past days and 3-day sums, shrunk towards a prior of 0.2 ± 0.2: over
  * 28 days an entity at 3 articles a day weighs its own φ about 85%, one at 1 a day about 25%, a
- * name seen now and then keeps the prior.
+ * name seen now and then keeps the prior. A day's volume is read against the usual one through a
+ * prior worth 10 mentions (`volumePrior`): the news of a day varies by about a third
+ * (1/√10) more than counting alone would make it, so a partition that sees a few dozen mentions a
+ * day does not take a chance surplus for a busy day, while a feed of thousands is read as counted.
  */
 export const DEFAULT_DAY_RULE: SpikeRule = {
   ...NEON_DAY_RULE,
@@ -130,6 +141,7 @@ const SURPRISE_HOUR_SETTINGS = {
   overdispersionPriorWeight: null as number | null,
   historyHalfWeight: 5,
   silenceBuckets: 48,
+  volumePrior: 10,
 };
 
 /**

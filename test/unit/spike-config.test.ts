@@ -46,6 +46,14 @@ describe('spike configuration from the environment', () => {
     expect(spikeConfigFromEnv({ NEON_SPIKE_DAY_OVERDISPERSION_PRIOR_WEIGHT: '-1' })).toMatchObject({ ok: false });
   });
 
+  it("sets the pseudo-mentions a bucket's volume is read through, 0 for as counted", () => {
+    expect(spikeConfigFromEnv({ NEON_SPIKE_DAY_VOLUME_PRIOR: '0' })).toMatchObject({
+      ok: true,
+      config: { day: { volumePrior: 0 }, hour: { volumePrior: 10 } },
+    });
+    expect(spikeConfigFromEnv({ NEON_SPIKE_HOUR_VOLUME_PRIOR: '-5' })).toMatchObject({ ok: false });
+  });
+
   it('lists every problem at once', () => {
     const result = spikeConfigFromEnv({ NEON_SPIKE_DAY_WINDOW: '0', NEON_SPIKE_HOUR_STD: '-1' });
     expect(result.ok).toBe(false);

@@ -223,6 +223,31 @@ describe('SpikeDetector with the count model (the default)', () => {
         .map((a) => a.significance),
     );
 
+  it("reads a small feed's surplus of volume as chance, a large feed's as a busy day", () => {
+    // An entity at 1 article a day, then 4, on a day when the rest of the feed is up by half.
+    const peakWith = (names: number, rule = DEFAULT_DAY_RULE): number => {
+      const usual = days.slice(0, 29);
+      const feed = [
+        ...background(usual, names, 2),
+        ...background([29], Math.round(names * 1.5), 2),
+        ...usual.map((d) => mentionOf('e-x', d, { hour: 7 })),
+        ...Array.from({ length: 4 }, (_, i) => mentionOf('e-x', 29, { hour: 7, minute: i })),
+        mentionOf('e-clock', 31, { hour: 1 }),
+      ];
+      const detector = new SpikeDetector({ day: rule, hour: null, now: () => TEST_NOW });
+      return peakOn(
+        run(detector, feed).filter((a) => a.entity_id === 'e-x'),
+        29,
+      );
+    };
+    const asCounted = { ...DEFAULT_DAY_RULE, volumePrior: 0 };
+    // Ten articles of others a day going to fifteen says little about the news of the day.
+    expect(peakWith(5)).toBeGreaterThan(peakWith(5, asCounted) + 0.1);
+    // A thousand going to fifteen hundred is a busy day, read as one with the prior or without.
+    expect(Math.abs(peakWith(500) - peakWith(500, asCounted))).toBeLessThan(0.02);
+    expect(peakWith(500)).toBeLessThan(peakWith(5));
+  });
+
   it('judges a big entity covered every day by its own spread: a +50% day is plainly news, its usual rate never', () => {
     // About 30 articles a day with Poisson noise, then 45.
     const busy = [...poissonCounts(30, 29, 11), 45];
