@@ -141,6 +141,7 @@ const OFFICE_DOMAINS: ReadonlySet<string> = new Set([
   'security',
   'foreign',
   'affairs',
+  'humanitarian',
   'the',
   'house',
   'national',
@@ -438,11 +439,23 @@ function splitTitles(words: readonly Word[], from: number, to: number): Piece[] 
     }
     // "Hassan Sheikh Mohamud": after a first name a title word is part of the name.
     const insideName = k > start && (words[k - 1]!.tags.has('FirstName') || words[k - 1]!.tags.has('LastName'));
+    // Hyphenated titles are one title: "Under-Secretary-General", "Attorney-General", "Vice-President".
+    const previous = k > start ? words[k - 1]! : undefined;
+    const hyphenatedTitle =
+      previous !== undefined && previous.gap === '-' && (TITLE_WORDS.has(previous.lower) || previous.lower === 'under');
     const title =
       !insideName &&
       (TITLE_WORDS.has(word.lower) || word.tags.has('Honorific')) &&
       (!AMBIGUOUS_TITLES.has(word.lower) ||
+        hyphenatedTitle ||
         (k < to && next !== undefined && (isPersonWord(next) || TITLE_WORDS.has(next.lower))));
+    if (title && previous?.lower === 'under' && previous.gap === '-' && k - 1 > start) {
+      // "Under-" belongs to the title that follows it, not to the name before it.
+      pieces.push({ from: start, to: k - 2, beforeTitle: true });
+      start = k;
+      k++;
+      continue;
+    }
     if (!title) {
       k++;
       continue;

@@ -54,6 +54,14 @@ describe('recognizeEntities', () => {
     expect(mentions('The Netanyahu government fell.')).toEqual(['Netanyahu/OTHER']);
   });
 
+  it('reads a hyphenated title as one title, "Under-" included', () => {
+    expect(surfaces('United Nations Under-Secretary-General Tom Fletcher met Attorney-General Pam Bondi.')).toEqual([
+      'United Nations',
+      'Tom Fletcher',
+      'Pam Bondi',
+    ]);
+  });
+
   it('keeps a title word that sits inside a name or an institution', () => {
     expect(surfaces('Hassan Sheikh Mohamud spoke to General Motors and the UN General Assembly.')).toEqual([
       'Hassan Sheikh Mohamud',
