@@ -33,6 +33,7 @@ import type {
   MentionSpan,
   Sentence,
 } from '../../schemas/records.generated.js';
+import { countryOfNationality } from '../markup/recognize-entities.js';
 import { renderMarkup } from '../markup/render-markup.js';
 
 export interface ChunkOptions {
@@ -156,13 +157,16 @@ function displayName(surface: string): string {
 /**
  * Name and type of every entity of the article. The MarkedArticle carries no registry names, so the
  * name is the longest surface written for it (the fullest form, "Karl Lagerfeld" over "Karl"), the
- * first one on ties; the type is the one most of its mentions have, the first seen on ties.
+ * first one on ties, a nationality word read as the country markup linked it to ("Ukrainian" is
+ * Ukraine: an alert names the country, and "Israeli" does not outlast "Israel"); the type is the
+ * one most of its mentions have, the first seen on ties.
  */
 function describeEntities(mentions: readonly MentionSpan[]): Map<string, ChunkEntity> {
   const names = new Map<string, string>();
   const typeCounts = new Map<string, Map<EntityType, number>>();
   for (const m of mentions) {
-    const name = displayName(m.surface);
+    const written = displayName(m.surface);
+    const name = (m.entity_type === 'LOCATION' ? countryOfNationality(written) : undefined) ?? written;
     const current = names.get(m.entity_id);
     if (current === undefined || name.length > current.length) names.set(m.entity_id, name);
     let counts = typeCounts.get(m.entity_id);

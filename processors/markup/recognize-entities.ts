@@ -199,6 +199,11 @@ function lexicalTags(lower: string): readonly string[] {
 
 const NATIONALITY_WORDS = nationalityTable((lower) => lexicalTags(lower).includes('Country'));
 
+/** The country a nationality word names, as markup links it ("Ukrainian" → "Ukraine"); undefined for other words. */
+export function countryOfNationality(word: string): string | undefined {
+  return NATIONALITY_WORDS.get(word.replace(/\s+/g, ' ').trim().toLowerCase());
+}
+
 /** Entity mentions of text, non-overlapping and in text order. */
 export function recognizeEntities(text: string): EntitySpan[] {
   const words = readWords(text);

@@ -181,6 +181,18 @@ describe('chunkArticle', () => {
     expect(chunks[0]!.entities).toEqual([{ id: 'karl', name: 'Karl Lagerfeld', type: 'PERSON' }]);
   });
 
+  it('names a country by its name, not by the nationality word an article used for it', () => {
+    const sentences = [
+      '[[Ukrainian|e-ukraine|LOCATION]] drones struck.',
+      '[[Israeli|e-israel|LOCATION]] officials met [[Israel|e-israel|LOCATION]]’s allies.',
+    ];
+    const [chunk] = chunkArticle(article(sentences));
+    expect(chunk!.entities).toEqual([
+      { id: 'e-ukraine', name: 'Ukraine', type: 'LOCATION' },
+      { id: 'e-israel', name: 'Israel', type: 'LOCATION' },
+    ]);
+  });
+
   it('is deterministic and puts the article version in the id', () => {
     const v1 = article(TEN);
     expect(chunkArticle(v1)).toEqual(chunkArticle(structuredClone(v1)));
