@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import { PartitionAssigners } from 'kafkajs';
 import { backoffCeiling, type BackoffPolicy } from '../../processors/retry/backoff.js';
@@ -49,12 +50,24 @@ function isBrokerOutageError(error: Error): boolean {
   return false;
 }
 
+/**
+ * kafkajs has no consumer group between a crash and the restarted consumer's join (it restarts by
+ * itself after a retriable error, and this transport does after an outage); pause, resume and
+ * commit throw this meanwhile. The message is the only mark kafkajs gives it.
+ */
+function isGroupRestarting(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('Consumer group was not initialized');
+}
+
+/** Pause between commit attempts while the group restarts. */
+const COMMIT_RETRY_MS = 250;
+
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
 class KafkaTransportConsumer implements TransportConsumer {
   private readonly consumer: Consumer;
   private running = false;
-  /** False from a crash until the restarted consumer runs: kafkajs refuses pause/resume meanwhile. */
+  /** False from a crash until the restarted consumer joins: kafkajs refuses pause and resume meanwhile. */
   private live = false;
   /** What the runtime last asked for, applied again to a restarted consumer. */
   private paused = false;
@@ -92,11 +105,14 @@ class KafkaTransportConsumer implements TransportConsumer {
       }
       // Told to the leader at the next join, so the active member keeps its partitions.
       this.singleActive.active = assigned.length > 0;
+      // A consumer restarted after a crash (by kafkajs or below) is live again once it has joined.
+      if (this.running && !this.live) this.becomeLive();
       callbacks.onAssignment(assigned);
     });
     consumer.on(consumer.events.CRASH, (event) => {
-      if (event.payload.restart || !this.running) return;
+      if (!this.running) return;
       this.live = false;
+      if (event.payload.restart) return; // kafkajs starts it again itself
       const error = event.payload.error;
       if (!isBrokerOutageError(error)) {
         callbacks.onCrash?.(error);
@@ -156,25 +172,52 @@ class KafkaTransportConsumer implements TransportConsumer {
         }
       },
     });
+    if (!this.live) this.becomeLive();
+  }
+
+  /** Applies what the runtime last asked for to a consumer that runs (again). */
+  private becomeLive(): void {
     this.live = true;
-    if (this.paused) this.consumer.pause(this.options.topics.map((topic) => ({ topic })));
+    if (this.paused) this.applyPause();
+  }
+
+  private applyPause(): void {
+    if (!this.running || !this.live) return; // applied when the consumer is live again
+    const topics = this.options.topics.map((topic) => ({ topic }));
+    try {
+      if (this.paused) this.consumer.pause(topics);
+      else this.consumer.resume(topics);
+    } catch (error) {
+      // Crashed, and kafkajs has not said so yet: the coming join applies what was asked.
+      if (!isGroupRestarting(error)) throw error;
+      this.live = false;
+    }
   }
 
   pause(): void {
     this.paused = true;
-    if (this.running && this.live) this.consumer.pause(this.options.topics.map((topic) => ({ topic })));
+    this.applyPause();
   }
 
   resume(): void {
     this.paused = false;
-    if (this.running && this.live) this.consumer.resume(this.options.topics.map((topic) => ({ topic })));
+    this.applyPause();
   }
 
   async commit(offsets: (TopicPartition & { offset: bigint })[]): Promise<void> {
     if (offsets.length === 0) return;
-    await this.consumer.commitOffsets(
-      offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset.toString() })),
-    );
+    const request = offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset.toString() }));
+    // Work that is done is committed once the restarting group has joined again, not failed.
+    const deadline = Date.now() + this.settings.sessionTimeoutMs * 2 + CRASH_RESTART_BACKOFF.capMs;
+    for (;;) {
+      try {
+        await this.consumer.commitOffsets(request);
+        return;
+      } catch (error) {
+        if (!this.running || !isGroupRestarting(error) || Date.now() >= deadline) throw error;
+        await sleep(COMMIT_RETRY_MS);
+      }
+    }
   }
 
   async stop(): Promise<void> {
