@@ -172,18 +172,12 @@ const CONFIGURATIONS: Configuration[] = [
     day: { ...DEFAULT_DAY_RULE, volumePrior: 0 },
     budget: {},
   },
-  {
-    name: 'surprise-volume-prior3',
-    about: "the count model, the day's volume read through a prior of 3 pseudo-mentions",
-    day: { ...DEFAULT_DAY_RULE, volumePrior: 3 },
+  ...[3, 30].map((prior) => ({
+    name: `surprise-volume-prior${prior}`,
+    about: `the count model, the day's volume read through a prior of ${prior} pseudo-mentions`,
+    day: { ...DEFAULT_DAY_RULE, volumePrior: prior },
     budget: {},
-  },
-  {
-    name: 'surprise-volume-prior30',
-    about: "the count model, the day's volume read through a prior of 30 pseudo-mentions",
-    day: { ...DEFAULT_DAY_RULE, volumePrior: 30 },
-    budget: {},
-  },
+  })),
   {
     name: 'surprise-budget5',
     about: 'the count model, budget of 5 a day',

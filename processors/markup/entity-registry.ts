@@ -29,7 +29,7 @@
 import type { EntityType, RegistryEntity } from '../../schemas/records.generated.js';
 import { entityIdFor, entityKey, keyTokens } from './entity-id.js';
 import { LEGAL_SUFFIXES } from './entity-vocabulary.js';
-import { acronymLetters, crossDocumentShortForm, initials } from './resolve-coreferences.js';
+import { acronymLetters, crossDocumentShortForm, endsWith, initials } from './resolve-coreferences.js';
 import {
   activeFusion,
   DEFAULT_SPELLING_THRESHOLD,
@@ -316,7 +316,7 @@ export class EntityRegistry {
    */
   #fuseIntoShorterPerson(entity: RegistryEntity, at: number): boolean {
     const tokens = keyTokens(entity.name);
-    if (entity.type !== 'PERSON' || tokens.length < 3 || this.#spellingThreshold === undefined) return false;
+    if (entity.type !== 'PERSON' || tokens.length < 3) return false;
     const known = new Map<string, string>();
     for (let words = 2; words < tokens.length; words++) {
       const tail = tokens.slice(-words).join(' ');
@@ -417,7 +417,7 @@ export class EntityRegistry {
       const person = this.#byId.get(id);
       if (id === except || person === undefined || person.type !== 'PERSON') continue;
       const name = keyTokens(person.name);
-      if (name.length > tokens.length && tokens.every((t, i) => name[name.length - tokens.length + i] === t)) {
+      if (name.length > tokens.length && endsWith(name, tokens)) {
         found.add(this.canonicalId(id));
       }
     }

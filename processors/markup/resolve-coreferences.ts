@@ -141,7 +141,8 @@ function isPersonLike(cluster: Building, m: Candidate): boolean {
   return n >= 2 && n <= 5 && m.tokens.length < n;
 }
 
-function endsWith(tokens: readonly string[], tail: readonly string[]): boolean {
+/** Whether `tail` is the last words of `tokens` (all of them, when as long). */
+export function endsWith(tokens: readonly string[], tail: readonly string[]): boolean {
   if (tail.length === 0 || tail.length > tokens.length) return false;
   const offset = tokens.length - tail.length;
   return tail.every((t, i) => tokens[offset + i] === t);
