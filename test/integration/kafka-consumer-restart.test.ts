@@ -69,13 +69,13 @@ describe('Kafka consumer restarted after a crash', () => {
       onCrash: (error) => crashes.push(error),
     });
     await waitUntil(() => crashAt === -1, 'the crash', 30_000);
+    const joinsBefore = assignments.length;
     // The crashed consumer leaves the group; the transport starts it again a second later.
-    let members = 1;
-    while (members > 0) {
+    for (let members = 1, deadline = Date.now() + 30_000; members > 0 && assignments.length === joinsBefore;) {
+      if (Date.now() > deadline) throw new Error('the crashed consumer never left its group');
       const { groups: described } = await admin.describeGroups([groupId]);
       members = described[0]?.members.length ?? 0;
     }
-    const joinsBefore = assignments.length;
     expect(deliveries.map((r) => Number(r.offset))).toEqual([0, 1, 2]);
 
     // Inside the gap: offsets 0..2 are done, and the runtime asks for a pause.
