@@ -184,6 +184,11 @@ export interface CountedChunk {
   t: number;
   /** Whether it was also counted by the hour. */
   hourly: boolean;
+  /**
+   * Position on its partition (the input offset) of the mention that counted it; -1 when written by
+   * a version that did not record positions.
+   */
+  position: number;
 }
 
 /** An article that mentioned the entity recently. */
@@ -204,6 +209,11 @@ export interface CountedArticle {
   t: number;
   /** Whether it was also counted by the hour. */
   hourly: boolean;
+  /**
+   * Position on its partition (the input offset) of the mention that counted it; -1 when written by
+   * a version that did not record positions.
+   */
+  position: number;
 }
 
 /**
@@ -249,6 +259,12 @@ export interface EntitySpikeState {
    * Articles counted within the allowed lateness, so another chunk of one does not count it twice.
    */
   counted_articles: CountedArticle[];
+  /**
+   * Position on its partition (the input offset) of the last mention decided for the entity: a
+   * redelivered mention at or before it is in this state already. -1 when unknown (an earlier
+   * version).
+   */
+  decided_through: number;
 }
 
 /** The symbols of {@link InteractionVariant}, in schema order. */

@@ -31,6 +31,10 @@
  * Delivery: at-least-once in, idempotent out. State is written as a per-entity snapshot
  * (`EntitySpikeState`) beside every change, and restored from it; alerts already sent are learnt
  * back from `entity.spikes` itself, so a restart neither forgets an open episode nor repeats a STARTED.
+ * Every counted chunk and article keeps the position (input offset) of the mention that counted
+ * it: a restarted detector, given positions, tells what its restored state holds of mentions not
+ * redelivered yet by position rather than by time, so feeds that deliver out of time order are
+ * decided after a restart exactly as the first time.
  */
 import { createHash } from 'node:crypto';
 import type {
@@ -102,6 +106,17 @@ export interface DetectorOutput {
   forgotten: string[];
 }
 
+/**
+ * A chunk or article counted for an entity. `position` is where on its partition the mention that
+ * counted it was (the input offset; -1 when restored from a version that did not record it): after
+ * a restart it tells what the restored state holds of mentions not yet redelivered.
+ */
+interface CountedItem {
+  t: number;
+  hourly: boolean;
+  position: number;
+}
+
 interface ContributingArticle {
   article_id: string;
   url: string | null;
@@ -123,10 +138,15 @@ interface EntityState {
   counts: Record<Granularity, Map<number, number>>;
   /** Distinct articles per bucket (the count model). */
   articles: Record<Granularity, Map<number, number>>;
-  /** chunk key → [t, counted by the hour]. */
-  recentChunks: Map<string, { t: number; hourly: boolean }>;
-  /** article key → [t, counted by the hour], while its buckets may still change. */
-  countedArticles: Map<string, { t: number; hourly: boolean }>;
+  /** chunk key → its time, whether it was counted by the hour, and the position that counted it. */
+  recentChunks: Map<string, CountedItem>;
+  /** article key → the same, while its buckets may still change. */
+  countedArticles: Map<string, CountedItem>;
+  /**
+   * Position on the partition of the last mention decided for the entity (-1: unknown, a snapshot
+   * of an earlier version): a mention redelivered at or before it is in this state already.
+   */
+  decidedThrough: number;
   recentArticles: ContributingArticle[];
   interactions: NotedInteraction[];
   episodes: Map<Granularity, SpikeEpisodeState>;
@@ -179,14 +199,24 @@ interface PartitionFeed {
   volume: Record<Granularity, Map<number, number>>;
   /** How new names start on the partition, per granularity, and the day it was learnt on. */
   newcomers: Partial<Record<Granularity, { tail: NewcomerTail; day: number }>>;
-  /** Expected volume of a bucket still filling (seasonal mean), memoised per bucket. */
-  expectedVolumes: Map<string, number>;
+  /** Sums behind a bucket's expected volume over its closed baseline buckets, memoised. */
+  expectedVolumes: Map<string, ClosedVolume>;
   /**
    * Entities restored from snapshots saved ahead of the partition's event time (see
    * `EntityState.countedTo`): until the partition's time catches up, their articles stamped later
    * are in the volume and their counts although this detector has not reached them.
    */
   ahead: Set<string>;
+  /** Position of the mention being decided on the partition (-1: none given). */
+  position: number;
+  /**
+   * Times of the counted items restored state holds, by position, from the first not yet passed:
+   * the partition's event time at a redelivered mention is the latest of those before it, as it
+   * was when the mention came the first time (feeds deliver out of time order). Rebuilt when
+   * restored state arrives; dropped once passed.
+   */
+  replay: { items: { position: number; t: number }[]; next: number } | undefined;
+  replayStale: boolean;
 }
 
 interface PartitionClock {
@@ -320,20 +350,33 @@ export class SpikeDetector {
     return rules;
   }
 
-  /** Counts one mention that arrived on `partition`, and says what it changed. */
-  offer(mention: Mention, partition: number): DetectorOutput {
+  /**
+   * Counts one mention that arrived on `partition`, and says what it changed. `position` is where
+   * on the partition it was (the input offset, increasing): a stage passes it so that a restart
+   * from state saved ahead of its committed offset decides every redelivered mention as the first
+   * time. Without positions (a detector fed from memory), a restart falls back on event times,
+   * exact only for mentions that arrive in time order.
+   */
+  offer(mention: Mention, partition: number, position?: number): DetectorOutput {
     const out: DetectorOutput = { outcome: 'counted', alerts: [], changed: [], forgotten: [] };
+    const feed = this.feedOf(partition);
+    const at = position === undefined || position < 0 ? -1 : position;
     if (mention.t > this.options.now() + this.options.futureToleranceMs) {
       out.outcome = 'future';
       return out;
     }
+    feed.position = at;
     const changed = new Set<EntityState>();
     const clock = this.clockFor(partition, mention.t);
-    if (mention.t > clock.latest) this.advance(partition, clock, mention.t, out, changed);
+    const latest = at < 0 ? mention.t : Math.max(mention.t, this.replayedTime(partition, feed, at));
+    if (latest > clock.latest) this.advance(partition, clock, latest, out, changed);
 
     const entity = this.entityFor(mention, partition);
-    out.outcome = this.count(entity, mention, clock);
+    out.outcome = this.count(entity, mention, clock, at);
     if (out.outcome === 'counted') changed.add(entity);
+    // Saved with the next snapshot: a late or repeated mention redelivered after a restart that
+    // did not save it is decided the same way again.
+    entity.decidedThrough = Math.max(entity.decidedThrough, at);
 
     // Evaluate even a duplicate: a redelivered mention must be able to send an alert whose first
     // attempt was lost (the episode state says whether it was sent).
@@ -393,8 +436,13 @@ export class SpikeDetector {
         DAY: new Map(snapshot.article_days.map((b) => [b.bucket_start, b.count])),
         HOUR: new Map(snapshot.article_hours.map((b) => [b.bucket_start, b.count])),
       },
-      recentChunks: new Map(snapshot.recent_chunks.map((c) => [c.chunk_key, { t: c.t, hourly: c.hourly }])),
-      countedArticles: new Map(snapshot.counted_articles.map((a) => [a.article_key, { t: a.t, hourly: a.hourly }])),
+      recentChunks: new Map(
+        snapshot.recent_chunks.map((c) => [c.chunk_key, { t: c.t, hourly: c.hourly, position: c.position }]),
+      ),
+      countedArticles: new Map(
+        snapshot.counted_articles.map((a) => [a.article_key, { t: a.t, hourly: a.hourly, position: a.position }]),
+      ),
+      decidedThrough: snapshot.decided_through,
       recentArticles: snapshot.recent_articles.map((a) => ({ ...a })),
       interactions: known?.interactions ?? [],
       // What was sent is known from entity.spikes alone: a snapshot may run ahead of its alert.
@@ -406,7 +454,9 @@ export class SpikeDetector {
     if (known) this.addVolume(known, -1);
     this.addVolume(entity, 1);
     this.put(entity);
-    this.feedOf(entity.partition).ahead.add(entity.id);
+    const feed = this.feedOf(entity.partition);
+    feed.ahead.add(entity.id);
+    feed.replayStale = true;
     // Only where counting began is restored. The changelog may run ahead of the committed offset
     // (snapshots are saved as they stand when written), so its newest event time is not where the
     // redelivered mentions stand: the partition's event time moves on from them, and buckets close,
@@ -508,6 +558,9 @@ export class SpikeDetector {
         newcomers: {},
         expectedVolumes: new Map(),
         ahead: new Set(),
+        position: -1,
+        replay: undefined,
+        replayStale: false,
       };
       this.feeds.set(partition, feed);
     }
@@ -524,6 +577,7 @@ export class SpikeDetector {
       articles: { DAY: new Map(), HOUR: new Map() },
       recentChunks: new Map(),
       countedArticles: new Map(),
+      decidedThrough: -1,
       recentArticles: [],
       interactions: [],
       episodes: new Map(),
@@ -573,6 +627,36 @@ export class SpikeDetector {
     this.byPartition.get(entity.partition)?.delete(entity.id);
   }
 
+  /**
+   * The latest time of the restored items counted before `position`: where the partition's event
+   * time stood when the mention at `position` came the first time, whatever order the feed
+   * delivered times in. Rebuilt from the partition's entities after restored state arrived. Items
+   * without a position (an earlier version's) take no part: the partition's time then moves on
+   * from the redelivered mentions alone.
+   */
+  private replayedTime(partition: number, feed: PartitionFeed, position: number): number {
+    if (feed.replayStale) {
+      feed.replayStale = false;
+      const items: { position: number; t: number }[] = [];
+      for (const id of this.byPartition.get(partition) ?? []) {
+        for (const c of this.entities.get(id)?.recentChunks.values() ?? []) {
+          if (c.position >= 0) items.push({ position: c.position, t: c.t });
+        }
+      }
+      items.sort((a, b) => a.position - b.position);
+      feed.replay = items.length > 0 ? { items, next: 0 } : undefined;
+    }
+    const replay = feed.replay;
+    let latest = Number.NEGATIVE_INFINITY;
+    if (!replay) return latest;
+    while (replay.next < replay.items.length && replay.items[replay.next]!.position < position) {
+      latest = Math.max(latest, replay.items[replay.next]!.t);
+      replay.next += 1;
+    }
+    if (replay.next >= replay.items.length) feed.replay = undefined;
+    return latest;
+  }
+
   private isClosed(bucket: number, granularity: Granularity, rule: SpikeRule, clock: PartitionClock): boolean {
     return closedAt(clock.latest, bucket, granularity, rule);
   }
@@ -585,15 +669,29 @@ export class SpikeDetector {
     rule: SpikeRule,
     clock: PartitionClock,
   ): boolean {
+    // With positions, a redelivered mention the state holds is told by its position (`count`), and
+    // the partition's time is where it was the first time: closed on the partition is the rule.
+    // Restored without them, a bucket closed when the state was saved is final too.
     return (
       this.isClosed(bucket, granularity, rule, clock) ||
-      (entity.countedTo !== undefined && closedAt(entity.countedTo, bucket, granularity, rule))
+      (entity.decidedThrough < 0 &&
+        entity.countedTo !== undefined &&
+        closedAt(entity.countedTo, bucket, granularity, rule))
     );
   }
 
-  private count(entity: EntityState, mention: Mention, clock: PartitionClock): MentionOutcome {
+  private count(entity: EntityState, mention: Mention, clock: PartitionClock, position: number): MentionOutcome {
     const key = chunkKey(mention.chunk_id);
     if (entity.recentChunks.has(key)) return 'duplicate';
+    // Decided before (in this process, or in the restored state): counted then, or found late.
+    // A mention stamped after the restored state's time cannot be one (the input was replaced).
+    if (
+      position >= 0 &&
+      position <= entity.decidedThrough &&
+      (entity.countedTo === undefined || mention.t <= entity.countedTo)
+    ) {
+      return 'duplicate';
+    }
     let countedDay = false;
     let countedHour = false;
     const day = this.options.day;
@@ -613,7 +711,7 @@ export class SpikeDetector {
       }
     }
     if (!countedDay && !countedHour) return 'late';
-    entity.recentChunks.set(key, { t: mention.t, hourly: countedHour });
+    entity.recentChunks.set(key, { t: mention.t, hourly: countedHour, position });
     // The article's first counted chunk counts the article, in the buckets that chunk was counted in.
     const articleKey = chunkKey(mention.article_id);
     const counted = entity.countedArticles.get(articleKey);
@@ -622,7 +720,11 @@ export class SpikeDetector {
     if (articleDay) this.bump(entity, 'DAY', bucketStart(mention.t, 'DAY'));
     if (articleHour) this.bump(entity, 'HOUR', bucketStart(mention.t, 'HOUR'));
     if (articleDay || articleHour) {
-      entity.countedArticles.set(articleKey, { t: mention.t, hourly: articleHour || (counted?.hourly ?? false) });
+      entity.countedArticles.set(articleKey, {
+        t: mention.t,
+        hourly: articleHour || (counted?.hourly ?? false),
+        position: counted?.position ?? position,
+      });
     }
     entity.lastMentionAt = Math.max(entity.lastMentionAt, mention.t);
     if (!entity.recentArticles.some((a) => a.article_id === mention.article_id)) {
@@ -825,7 +927,10 @@ export class SpikeDetector {
    * The volume a bucket still filling can be expected to reach: the mean of the same weekday (for
    * days) or hour of the day (for hours) over the baseline, shrunk towards the mean of every
    * observed bucket by two pseudo-observations, so seasonality counts only as far as the data
-   * shows it.
+   * shows it. Only closed buckets are memoised; those still open are read from `volume` as it
+   * stands at the partition's position: yesterday still gains late articles during the day, and a
+   * memo of it as the day's first mention found it would differ from what a detector restarted
+   * later that day, its memo empty, computes for the same mention.
    */
   private expectedVolume(
     feed: PartitionFeed,
@@ -833,21 +938,37 @@ export class SpikeDetector {
     granularity: Granularity,
     rule: SpikeRule,
     bucket: number,
+    volume: ReadonlyMap<number, number>,
   ): number {
-    const memo = `${granularity}:${bucket}`;
-    const known = feed.expectedVolumes.get(memo);
-    if (known !== undefined) return known;
     const size = BUCKET_MS[granularity];
     const period = granularity === 'DAY' ? 7 : 24;
     const firstKnown = bucketStart(clock.since, granularity);
-    let all = 0;
-    let allN = 0;
-    let same = 0;
-    let sameN = 0;
+    const closedBefore = bucketStart(clock.latest - rule.allowedLatenessMs, granularity);
+    const memo = `${granularity}:${bucket}`;
+    let closed = feed.expectedVolumes.get(memo);
+    if (closed === undefined || closed.closedBefore !== closedBefore || closed.firstKnown !== firstKnown) {
+      closed = { closedBefore, firstKnown, all: 0, allN: 0, same: 0, sameN: 0 };
+      for (let i = 1; i <= rule.baselineBuckets; i++) {
+        const b = bucket - i * size;
+        if (b < firstKnown) break;
+        if (b >= closedBefore) continue;
+        const v = feed.volume[granularity].get(b) ?? 0;
+        closed.all += v;
+        closed.allN += 1;
+        if (i % period === 0) {
+          closed.same += v;
+          closed.sameN += 1;
+        }
+      }
+      if (feed.expectedVolumes.size > 10_000) feed.expectedVolumes.clear();
+      feed.expectedVolumes.set(memo, closed);
+    }
+    // The few most recent buckets still open, as they stand now.
+    let { all, allN, same, sameN } = closed;
     for (let i = 1; i <= rule.baselineBuckets; i++) {
       const b = bucket - i * size;
-      if (b < firstKnown) break;
-      const v = feed.volume[granularity].get(b) ?? 0;
+      if (b < firstKnown || b < closedBefore) break;
+      const v = volume.get(b) ?? 0;
       all += v;
       allN += 1;
       if (i % period === 0) {
@@ -856,16 +977,15 @@ export class SpikeDetector {
       }
     }
     const mean = allN > 0 ? all / allN : 0;
-    const expected = (same + 2 * mean) / (sameN + 2);
-    if (feed.expectedVolumes.size > 10_000) feed.expectedVolumes.clear();
-    feed.expectedVolumes.set(memo, expected);
-    return expected;
+    return (same + 2 * mean) / (sameN + 2);
   }
 
   /**
    * The partition's distribution of the counts entities reach in their first bucket after
    * `silenceBuckets` without a mention, from its entities' retained counts; learnt again once a
-   * day. Only closed buckets whose silence lies wholly after counting began take part.
+   * day. Only buckets closed when the day began and still retained at its end take part, so what is
+   * learnt depends on the day alone, not on the mention that first asks (a restarted detector
+   * learns it again at another).
    */
   private newcomerTail(
     partition: number,
@@ -879,18 +999,19 @@ export class SpikeDetector {
     if (held && held.day >= today) return held.tail;
     const size = BUCKET_MS[granularity];
     const firstKnown = bucketStart(clock.since, granularity);
-    const closedBefore = bucketStart(clock.latest - rule.allowedLatenessMs, granularity);
+    const closedBefore = bucketStart(today - rule.allowedLatenessMs, granularity);
+    const retainedFrom = bucketStart(today + DAY_MS, granularity) - (rule.baselineBuckets + rule.rollingBuckets) * size;
     const observations: { count: number; volume: number }[] = [];
     for (const id of this.byPartition.get(partition) ?? []) {
       const entity = this.entities.get(id);
       if (!entity) continue;
       const counts = entity.articles[granularity];
       if (counts.size === 0) continue;
-      const buckets = [...counts.keys()].sort((a, b) => a - b);
+      const buckets = [...counts.keys()].filter((b) => b >= retainedFrom).sort((a, b) => a - b);
       let previous = Number.NEGATIVE_INFINITY;
       for (const b of buckets) {
         const silentFrom = b - rule.silenceBuckets * size;
-        if (b < closedBefore && silentFrom >= firstKnown && previous < silentFrom) {
+        if (b < closedBefore && silentFrom >= Math.max(firstKnown, retainedFrom) && previous < silentFrom) {
           observations.push({ count: counts.get(b)!, volume: feed.volume[granularity].get(b) ?? 0 });
         }
         previous = b;
@@ -939,6 +1060,9 @@ export class SpikeDetector {
     const volume = feed.volume[granularity];
     if (feed.ahead.size === 0) return { ...own, volume };
     const latest = clock.latest;
+    const position = feed.position;
+    // Not reached yet: counted at a later position, or, without positions, stamped later.
+    const isLater = (item: CountedItem): boolean => (item.position >= 0 ? item.position > position : item.t > latest);
     const laterOf = (state: EntityState): { articles: Map<number, number>; chunks: Map<number, number> } => {
       const later = { articles: new Map<number, number>(), chunks: new Map<number, number>() };
       const add = (into: Map<number, number>, t: number): void => {
@@ -946,10 +1070,10 @@ export class SpikeDetector {
         into.set(b, (into.get(b) ?? 0) + 1);
       };
       for (const a of state.countedArticles.values()) {
-        if (a.t > latest && (granularity === 'DAY' || a.hourly)) add(later.articles, a.t);
+        if (isLater(a) && (granularity === 'DAY' || a.hourly)) add(later.articles, a.t);
       }
       for (const c of state.recentChunks.values()) {
-        if (c.t > latest && (granularity === 'DAY' || c.hourly)) add(later.chunks, c.t);
+        if (isLater(c) && (granularity === 'DAY' || c.hourly)) add(later.chunks, c.t);
       }
       return later;
     };
@@ -962,8 +1086,12 @@ export class SpikeDetector {
     let seen: SeenCounts = { ...own, volume };
     for (const id of [...feed.ahead]) {
       const state = this.entities.get(id);
-      // Caught up: nothing it holds is later than the partition's time any more.
-      if (!state || state.countedTo === undefined || state.countedTo <= latest) {
+      // Caught up: nothing it holds is later than where the partition is any more.
+      const caughtUp =
+        !state ||
+        state.countedTo === undefined ||
+        (state.decidedThrough >= 0 ? state.decidedThrough <= position : state.countedTo <= latest);
+      if (caughtUp) {
         feed.ahead.delete(id);
         continue;
       }
@@ -1009,7 +1137,7 @@ export class SpikeDetector {
     // chance: the posterior mean of the bucket's multiplier under the volume prior.
     const exposureOf = (b: number): number => {
       const others = (volume.get(b) ?? 0) - (counts.get(b) ?? 0);
-      const usual = this.expectedVolume(feed, clock, granularity, rule, b) - ownTypical;
+      const usual = this.expectedVolume(feed, clock, granularity, rule, b, volume) - ownTypical;
       if (usual <= 0 || rule.volumePrior <= 0) return Math.max(others, usual);
       return Math.max(usual, (usual * (rule.volumePrior + others)) / (rule.volumePrior + usual));
     };
@@ -1201,13 +1329,35 @@ export class SpikeDetector {
       observed_since: clock.since,
       days: sorted(entity.counts.DAY),
       hours: sorted(entity.counts.HOUR),
-      recent_chunks: [...entity.recentChunks].map(([key, c]) => ({ chunk_key: key, t: c.t, hourly: c.hourly })),
+      recent_chunks: [...entity.recentChunks].map(([key, c]) => ({
+        chunk_key: key,
+        t: c.t,
+        hourly: c.hourly,
+        position: c.position,
+      })),
       article_days: sorted(entity.articles.DAY),
       article_hours: sorted(entity.articles.HOUR),
-      counted_articles: [...entity.countedArticles].map(([key, a]) => ({ article_key: key, t: a.t, hourly: a.hourly })),
+      counted_articles: [...entity.countedArticles].map(([key, a]) => ({
+        article_key: key,
+        t: a.t,
+        hourly: a.hourly,
+        position: a.position,
+      })),
       recent_articles: entity.recentArticles.map((a) => ({ ...a })),
+      decided_through: entity.decidedThrough,
     };
   }
+}
+
+/** A bucket's baseline volume over its closed buckets: over all, and over the same weekday or hour. */
+interface ClosedVolume {
+  /** What was closed when it was summed, and where counting began: it is summed again when either moves. */
+  closedBefore: number;
+  firstKnown: number;
+  all: number;
+  allN: number;
+  same: number;
+  sameN: number;
 }
 
 /** Whether a bucket is closed once the partition's event time has reached `latest`. */

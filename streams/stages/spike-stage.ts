@@ -40,7 +40,10 @@ export interface SpikeStageOptions extends StageBindingOptions {
  * partitions it owns.
  *
  * Delivery: at-least-once. A mention's offset is committed after its alerts and the state snapshots
- * it changed are acknowledged; a redelivered mention is recognised by its chunk and not counted again.
+ * it changed are acknowledged. The detector is given each mention's offset: a redelivered mention
+ * the restored state already holds is recognised by it (and by its chunk) and not counted again,
+ * and the partition's event time at it is restored to where it stood the first time, so a restart
+ * decides every redelivered mention as the first run did, in whatever time order the feed came.
  * Alert ids are deterministic (entity, granularity, episode start), so a repeated record is
  * recognisable downstream. Dead letters: undecodable mentions.
  */
@@ -143,14 +146,14 @@ export async function startSpikeStage(transport: Transport, options: SpikeStageO
       ready.catch(() => undefined); // surfaced by the next process call
     },
     decode: stageDecoder('Mention'),
-    process: async ({ value: mention, partition }): Promise<StageOutput[]> => {
+    process: async ({ value: mention, partition, offset }): Promise<StageOutput[]> => {
       try {
         await ready;
       } catch (cause) {
         throw new StageError('timeout', 'the spike state did not catch up with its changelog', 'spikes', { cause });
       }
       // Decided synchronously after the wait, so mentions of one partition are judged in order.
-      const output = detector.offer(mention, partition);
+      const output = detector.offer(mention, partition, Number(offset));
       metrics?.observe(output, detector);
       const write = toWrite(output);
       writer.decided(write.alerts);

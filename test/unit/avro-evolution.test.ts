@@ -22,7 +22,7 @@ const SCHEMA_IDS = {
   Answer: 'Answer@102b32f4e8da928e',
   Article: 'Article@a7de5fb23237dd92',
   Chunk: 'Chunk@ed04ae4307bb0480',
-  EntitySpikeState: 'EntitySpikeState@93c71c5632f73529',
+  EntitySpikeState: 'EntitySpikeState@90c12dd7d861d6db',
   Interaction: 'Interaction@773d197e7b822a79',
   MarkedArticle: 'MarkedArticle@5216a3e269bf4e6b',
   Mention: 'Mention@36fd7338223df405',
@@ -38,6 +38,7 @@ const MENTION_V1_ID = 'Mention@548e72d021d2d441';
 const SPIKE_ALERT_V1_ID = 'SpikeAlert@2920f90411858966';
 const SPIKE_ALERT_V2_ID = 'SpikeAlert@45f66189b78dc061';
 const ENTITY_SPIKE_STATE_V1_ID = 'EntitySpikeState@c6108bccf66b0e33';
+const ENTITY_SPIKE_STATE_V2_ID = 'EntitySpikeState@93c71c5632f73529';
 const INTERACTION_V1_ID = 'Interaction@23f721409f0eeb33';
 const INTERACTION_V2_ID = 'Interaction@7f703d09656791a4';
 const QUERY_V1_ID = 'Query@7b612d6f98bbdb36';
@@ -63,6 +64,7 @@ describe('schema ids', () => {
         MENTION_V1_ID,
         SPIKE_ALERT_V2_ID,
         ENTITY_SPIKE_STATE_V1_ID,
+        ENTITY_SPIKE_STATE_V2_ID,
         SPIKE_ALERT_V1_ID,
         INTERACTION_V1_ID,
         INTERACTION_V2_ID,
@@ -186,25 +188,58 @@ describe('SpikeAlert evolution', () => {
   });
 });
 
-describe('EntitySpikeState evolution', () => {
-  const added = ['article_days', 'article_hours', 'counted_articles'];
-  const stateV1 = Object.fromEntries(
-    Object.entries(FIXTURES.EntitySpikeState).filter(([field]) => !added.includes(field)),
-  );
+/** An item as history/EntitySpikeState.2 wrote it. */
+function withoutPosition<T extends { position: number }>(item: T): Omit<T, 'position'> {
+  const copy: Partial<T> = { ...item };
+  delete copy.position;
+  return copy as Omit<T, 'position'>;
+}
 
-  it('reads a state written with history/EntitySpikeState.1 with no article counts (backward)', () => {
+describe('EntitySpikeState evolution', () => {
+  const current = FIXTURES.EntitySpikeState;
+  /** As a replica on history/EntitySpikeState.2 wrote it: no positions. */
+  const stateV2 = Object.fromEntries(
+    Object.entries({
+      ...current,
+      recent_chunks: current.recent_chunks.map((chunk) => withoutPosition(chunk)),
+      counted_articles: current.counted_articles.map((article) => withoutPosition(article)),
+    }).filter(([field]) => field !== 'decided_through'),
+  );
+  const added = ['article_days', 'article_hours', 'counted_articles'];
+  const stateV1 = Object.fromEntries(Object.entries(stateV2).filter(([field]) => !added.includes(field)));
+  const unpositioned = {
+    recent_chunks: current.recent_chunks.map((chunk) => ({ ...chunk, position: -1 })),
+    decided_through: -1,
+  };
+
+  it('reads a state written with history/EntitySpikeState.1 with no article counts and no positions (backward)', () => {
     const old = encodeWithSchema(ENTITY_SPIKE_STATE_V1_ID, stateV1, options);
     expect(decodeRecord('EntitySpikeState', old.value, old.headers, options)).toEqual({
       ...stateV1,
+      ...unpositioned,
       article_days: [],
       article_hours: [],
       counted_articles: [],
     });
   });
 
+  it('reads a state written with history/EntitySpikeState.2 with no positions (backward)', () => {
+    const old = encodeWithSchema(ENTITY_SPIKE_STATE_V2_ID, stateV2, options);
+    expect(decodeRecord('EntitySpikeState', old.value, old.headers, options)).toEqual({
+      ...stateV2,
+      ...unpositioned,
+      counted_articles: current.counted_articles.map((article) => ({ ...article, position: -1 })),
+    });
+  });
+
+  it('lets a replica still on history/EntitySpikeState.2 read a current state (forward)', () => {
+    const encoded = encodeRecord('EntitySpikeState', current, options);
+    expect(decodeWithReaderSchema(ENTITY_SPIKE_STATE_V2_ID, encoded.value, encoded.headers, options)).toEqual(stateV2);
+  });
+
   it('lets a replica still on history/EntitySpikeState.1 read a current state (forward)', () => {
-    const current = encodeRecord('EntitySpikeState', FIXTURES.EntitySpikeState, options);
-    expect(decodeWithReaderSchema(ENTITY_SPIKE_STATE_V1_ID, current.value, current.headers, options)).toEqual(stateV1);
+    const encoded = encodeRecord('EntitySpikeState', current, options);
+    expect(decodeWithReaderSchema(ENTITY_SPIKE_STATE_V1_ID, encoded.value, encoded.headers, options)).toEqual(stateV1);
   });
 });
 

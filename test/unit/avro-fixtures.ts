@@ -157,14 +157,15 @@ const entitySpikeState: RecordTypes['EntitySpikeState'] = {
     { bucket_start: Date.UTC(2023, 7, 31), count: 44 },
   ],
   hours: [{ bucket_start: Date.UTC(2023, 7, 31, 9), count: 12 }],
-  recent_chunks: [{ chunk_key: '3f9a0c1d2e4b', t: publishedAt, hourly: true }],
+  recent_chunks: [{ chunk_key: '3f9a0c1d2e4b', t: publishedAt, hourly: true, position: 4812 }],
   recent_articles: [{ article_id: article.id, url: article.canonical_url, t: publishedAt }],
   article_days: [
     { bucket_start: Date.UTC(2023, 7, 30), count: 5 },
     { bucket_start: Date.UTC(2023, 7, 31), count: 26 },
   ],
   article_hours: [{ bucket_start: Date.UTC(2023, 7, 31, 9), count: 7 }],
-  counted_articles: [{ article_key: '9d0e1f2a3b4c', t: publishedAt, hourly: true }],
+  counted_articles: [{ article_key: '9d0e1f2a3b4c', t: publishedAt, hourly: true, position: 4812 }],
+  decided_through: 4812,
 };
 
 const interaction: RecordTypes['Interaction'] = {

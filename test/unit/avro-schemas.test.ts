@@ -98,6 +98,7 @@ describe('the schema directory', () => {
       'history/Chunk.1.avsc',
       'history/Chunk.2.avsc',
       'history/EntitySpikeState.1.avsc',
+      'history/EntitySpikeState.2.avsc',
       'history/Interaction.1.avsc',
       'history/Interaction.2.avsc',
       'history/MarkedArticle.1.avsc',
