@@ -951,33 +951,20 @@ export class SpikeDetector {
       for (let i = 1; i <= rule.baselineBuckets; i++) {
         const b = bucket - i * size;
         if (b < firstKnown) break;
-        if (b >= closedBefore) continue;
-        const v = feed.volume[granularity].get(b) ?? 0;
-        closed.all += v;
-        closed.allN += 1;
-        if (i % period === 0) {
-          closed.same += v;
-          closed.sameN += 1;
-        }
+        if (b < closedBefore) addToBaseline(closed, feed.volume[granularity].get(b) ?? 0, i % period === 0);
       }
       if (feed.expectedVolumes.size > 10_000) feed.expectedVolumes.clear();
       feed.expectedVolumes.set(memo, closed);
     }
     // The few most recent buckets still open, as they stand now.
-    let { all, allN, same, sameN } = closed;
+    const baseline: BaselineVolume = { all: closed.all, allN: closed.allN, same: closed.same, sameN: closed.sameN };
     for (let i = 1; i <= rule.baselineBuckets; i++) {
       const b = bucket - i * size;
       if (b < firstKnown || b < closedBefore) break;
-      const v = volume.get(b) ?? 0;
-      all += v;
-      allN += 1;
-      if (i % period === 0) {
-        same += v;
-        sameN += 1;
-      }
+      addToBaseline(baseline, volume.get(b) ?? 0, i % period === 0);
     }
-    const mean = allN > 0 ? all / allN : 0;
-    return (same + 2 * mean) / (sameN + 2);
+    const mean = baseline.allN > 0 ? baseline.all / baseline.allN : 0;
+    return (baseline.same + 2 * mean) / (baseline.sameN + 2);
   }
 
   /**
@@ -1349,15 +1336,28 @@ export class SpikeDetector {
   }
 }
 
-/** A bucket's baseline volume over its closed buckets: over all, and over the same weekday or hour. */
-interface ClosedVolume {
-  /** What was closed when it was summed, and where counting began: it is summed again when either moves. */
-  closedBefore: number;
-  firstKnown: number;
+/** A baseline's volume: over all its buckets, and over those of the same weekday or hour. */
+interface BaselineVolume {
   all: number;
   allN: number;
   same: number;
   sameN: number;
+}
+
+/** The part over a bucket's closed baseline buckets, memoised. */
+interface ClosedVolume extends BaselineVolume {
+  /** What was closed when it was summed, and where counting began: it is summed again when either moves. */
+  closedBefore: number;
+  firstKnown: number;
+}
+
+function addToBaseline(sums: BaselineVolume, volume: number, sameSeason: boolean): void {
+  sums.all += volume;
+  sums.allN += 1;
+  if (sameSeason) {
+    sums.same += volume;
+    sums.sameN += 1;
+  }
 }
 
 /** Whether a bucket is closed once the partition's event time has reached `latest`. */
