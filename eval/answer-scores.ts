@@ -12,6 +12,8 @@ import { correctChoice, normaliseText, type Question } from './realtimeqa-data.j
 /** What the scores need of a retrieved item. */
 export interface ScoredItem {
   text: string;
+  /** An interaction's source passage, returned with it: the answer read there counts as retrieved. */
+  passage?: string | undefined;
   published_at: string;
   score: number;
   /** Canonical URLs of the articles the item came from. */
@@ -26,8 +28,13 @@ export interface QuestionScore {
   failed?: true;
   /** 1-based rank of the first item from a gold article; 0 when none; undefined without gold articles. */
   goldRank?: number;
-  /** 1-based rank of the first item containing the correct choice; 0 when none; undefined when not answerable. */
+  /**
+   * 1-based rank of the first item containing the correct choice (in its text or its passage); 0 when
+   * none; undefined when not answerable.
+   */
   answerRank?: number;
+  /** The same, in the item's own text only (an interaction's statement without its passage). */
+  textRank?: number;
   /** The composed answer contains the correct choice; undefined when not answerable. */
   answerInAnswer?: boolean;
   /** Items returned, and those published after the question time. */
@@ -77,7 +84,8 @@ export function scoreQuestion(input: {
   const gold = input.gold;
   if (gold !== undefined) score.goldRank = firstRank(items, (item) => item.urls.some((url) => gold.has(url)));
   if (input.answerable) {
-    score.answerRank = firstRank(items, (item) => contains(item.text));
+    score.answerRank = firstRank(items, (item) => contains(item.text) || contains(item.passage ?? ''));
+    score.textRank = firstRank(items, (item) => contains(item.text));
     score.answerInAnswer = contains(input.answer);
   }
   return score;
@@ -100,7 +108,7 @@ function proportion(hits: number, n: number): Figure {
 export function figureValues(all: readonly QuestionScore[], k: number): Record<string, (number | undefined)[]> {
   // A failed question keeps its place (pairs stay aligned) but has no value in any figure.
   const scores = all.map((s) =>
-    s.failed ? { ...s, goldRank: undefined, answerRank: undefined, answerInAnswer: undefined } : s,
+    s.failed ? { ...s, goldRank: undefined, answerRank: undefined, textRank: undefined, answerInAnswer: undefined } : s,
   );
   const counted = (i: number, value: number) => (all[i]!.failed ? undefined : value);
   const hit = (rank: number | undefined, depth: number) =>
@@ -109,6 +117,8 @@ export function figureValues(all: readonly QuestionScore[], k: number): Record<s
     [`gold_recall@${k}`]: scores.map((s) => hit(s.goldRank, k)),
     'recall@1': scores.map((s) => hit(s.answerRank, 1)),
     [`answer_recall@${k}`]: scores.map((s) => hit(s.answerRank, k)),
+    // Differs from answer_recall only for interactions: their statements alone, passages unread.
+    [`statement_recall@${k}`]: scores.map((s) => hit(s.textRank, k)),
     [`mrr@${MRR_DEPTH}`]: scores.map((s) =>
       s.answerRank === undefined ? undefined : s.answerRank >= 1 && s.answerRank <= MRR_DEPTH ? 1 / s.answerRank : 0,
     ),

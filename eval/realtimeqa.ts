@@ -19,8 +19,10 @@
  * when `NEON_LLM_*` is set, unless `--extractive-answers`). Scored (`eval/answer-scores.ts`):
  *
  * - `gold_recall@k`: a top-k item comes from a gold evidence article (2022 gold questions);
- * - `recall@1`, `answer_recall@k`: the first / a top-k item's text contains the correct choice
- *   (answerable questions, as listed in `derived/answerable_question_ids.json`);
+ * - `recall@1`, `answer_recall@k`: the first / a top-k item's text (or, for an interaction, the
+ *   source passage returned with it) contains the correct choice (answerable questions, as listed in
+ *   `derived/answerable_question_ids.json`); `statement_recall@k`: the same in the items' own text
+ *   only (an interaction's statement without its passage; for chunks it equals answer_recall@k);
  * - `mrr@10`: the reciprocal rank of the first item containing the correct choice in the top 10, 0
  *   if none (answerable questions);
  * - `answer_in_answer`: the composed answer contains the correct choice (answerable questions);
@@ -159,6 +161,7 @@ function writePerQuestion(
       id: questions[i]!.question_id,
       failed: score.failed === true,
       answer_rank: score.answerRank ?? null,
+      statement_rank: score.textRank ?? null,
       answer_in_answer: score.answerInAnswer ?? null,
       gold_rank: score.goldRank ?? null,
       leaked: score.leaked,
@@ -222,6 +225,7 @@ async function main(): Promise<void> {
               tq,
               items: result.items.map((item) => ({
                 text: item.text,
+                passage: item.passage,
                 published_at: item.published_at,
                 score: item.score,
                 urls: item.chunk_ids.flatMap((id) => index.urlsOfChunk.get(id) ?? []),
@@ -360,6 +364,7 @@ function printTables(output: Record<string, unknown>): void {
     `gold_recall@${K}`,
     'recall@1',
     `answer_recall@${K}`,
+    `statement_recall@${K}`,
     `mrr@${MRR_DEPTH}`,
     'answer_in_answer',
     'mc_accuracy',

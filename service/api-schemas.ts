@@ -120,6 +120,10 @@ export const retrievedItemSchema = z
     entity_ids: z.array(z.string()),
     title: z.string().optional().describe("Chunks: their article's headline."),
     entity_names: z.array(z.string()).optional().describe('Chunks: the names of their marked entities.'),
+    passage: z
+      .string()
+      .optional()
+      .describe('Interactions: the passage the statement was extracted from (its chunk’s text), when stored.'),
     subject: entityRef.optional().describe("Interactions: the subject's entity."),
     object: entityRef.nullable().optional().describe("Interactions: the object's entity, if any."),
     chunk_ids: z.array(z.string()),

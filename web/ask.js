@@ -22,7 +22,7 @@ import { renderTimeAxis } from './time-axis.js';
  * @typedef {{ n: number, id: string, kind: string, url: string | null, published_at: string }} Citation
  * @typedef {{ id: string, kind: string, text: string, published_at: string, url: string | null, score: number,
  *   semantic_score?: number, lexical_score?: number, sentence_score?: number, temporal_score?: number, day_distance?: number, via_entity?: string,
- *   title?: string,
+ *   title?: string, passage?: string,
  *   subject?: { name: string }, object?: { name: string } | null }} Item
  */
 
@@ -266,6 +266,10 @@ export class AskPanel {
       ),
       typeof item.title === 'string' && item.title !== '' ? h('p', { class: 'item-title' }, item.title) : '',
       h('p', { class: 'item-text' }, String(item.text ?? '')),
+      // A statement's source passage: the fact asked about is often in the sentence next to it.
+      typeof item.passage === 'string' && item.passage !== ''
+        ? h('blockquote', { class: 'item-passage' }, item.passage)
+        : '',
       h(
         'p',
         { class: 'meta' },

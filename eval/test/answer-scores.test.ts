@@ -43,6 +43,15 @@ describe('scoreQuestion', () => {
     expect(score).toMatchObject({ goldRank: 2, answerRank: 0, answerInAnswer: true, retrieved: 2, leaked: 1 });
   });
 
+  it("counts the answer in an interaction's passage as retrieved, and apart in its statement alone", () => {
+    const items = [{ ...item('The leaders met.'), passage: 'The summit opened in Madrid.' }, item('Madrid hosted it.')];
+    const score = scoreQuestion({ question, tq: TQ, items, answer: '', k: 5, answerable: true });
+    expect(score).toMatchObject({ answerRank: 1, textRank: 2 });
+    const values = figureValues([score], 1);
+    expect(values['answer_recall@1']).toEqual([1]);
+    expect(values['statement_recall@1']).toEqual([0]);
+  });
+
   it('leaves the answer figures out for a question that is not answerable', () => {
     const score = scoreQuestion({
       question,

@@ -49,12 +49,17 @@ export interface SentenceSource {
   title?: string | undefined;
   /** Entity names of the item (an interaction's subject and object, a chunk's marked entities). */
   entities?: readonly string[] | undefined;
+  /**
+   * An interaction's source passage (the chunk it was extracted from): its sentences are the item's
+   * too, so that the sentence next to the one the statement restates can answer.
+   */
+  passage?: string | undefined;
 }
 
 export interface ScoredSentence {
   /** Index of the item it comes from (0-based, in the order given). */
   item: number;
-  /** The sentence, verbatim from the item's text. */
+  /** The sentence, verbatim from the item's text or its passage. */
   text: string;
   score: number;
   /** The answers of the expected type it holds that the question does not name, in order. */
@@ -114,6 +119,11 @@ const WEIGHTS = {
   glued: 0.2,
   /** A sentence that only says what the question says ("Germany held a federal election on Sunday"). */
   restates: 0.3,
+  /**
+   * A sentence of an interaction's source passage rather than its statement: the statement is what
+   * was retrieved, so it keeps near ties; a passage sentence that answers better still leads.
+   */
+  passage: 0.1,
   /** A question term that only sets the scene counts this much of one in the asking sentence. */
   scene: 0.5,
   /**
@@ -156,6 +166,8 @@ const CAUSE =
 interface Candidate {
   item: number;
   position: number;
+  /** From the item's source passage, not its own text. */
+  fromPassage: boolean;
   text: string;
   key: string;
   words: Set<string>;
@@ -273,7 +285,10 @@ function rankCandidates(
     const { answers, fit } = answerFit(withoutDateline(c.text), type, seen, items[c.item]!.entities ?? [], isNew);
     c.answers = answers;
     c.fit = fit;
-    c.form = formPenalty(c, items[c.item]!.kind) + (restates(c, asked) ? WEIGHTS.restates : 0);
+    c.form =
+      formPenalty(c, c.fromPassage ? 'chunk' : items[c.item]!.kind) +
+      (restates(c, asked) ? WEIGHTS.restates : 0) +
+      (c.fromPassage ? WEIGHTS.passage : 0);
     c.score =
       relevance.get(c)! +
       WEIGHTS.entityPhrase * phrase +
@@ -291,9 +306,14 @@ function sentencesOf(items: readonly SentenceSource[]): Candidate[] {
   const byKey = new Set<string>();
   const candidates: Candidate[] = [];
   items.forEach((item, index) => {
-    const text = item.text;
-    splitSentences(text).forEach((range, position) => {
-      const sentence = text.slice(range.start, range.end).replace(/\s+/g, ' ').trim();
+    const sentencesOfText = (text: string, fromPassage: boolean) =>
+      splitSentences(text).map((range) => ({ raw: text.slice(range.start, range.end), fromPassage }));
+    const sentences = [
+      ...sentencesOfText(item.text, false),
+      ...(item.passage ? sentencesOfText(item.passage, true) : []),
+    ];
+    sentences.forEach(({ raw, fromPassage }, position) => {
+      const sentence = raw.replace(/\s+/g, ' ').trim();
       const all = words(sentence);
       const key = all.join(' ');
       if (key === '' || byKey.has(key) || isBoilerplate(sentence)) return;
@@ -302,6 +322,7 @@ function sentencesOf(items: readonly SentenceSource[]): Candidate[] {
       candidates.push({
         item: index,
         position,
+        fromPassage,
         text: sentence,
         key,
         words: new Set(all),
@@ -333,7 +354,7 @@ function questionTermWeights(question: string): Map<string, number> {
 }
 
 function itemText(item: SentenceSource): string {
-  return [item.title ?? '', item.text, ...(item.entities ?? [])].join('\n');
+  return [item.title ?? '', item.text, item.passage ?? '', ...(item.entities ?? [])].join('\n');
 }
 
 /** Stemmed content words and how often each occurs, from a text's words. */

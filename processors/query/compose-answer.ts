@@ -27,6 +27,8 @@ export interface AnswerItem {
   title?: string | undefined;
   /** The item's entity names (an interaction's subject and object, a chunk's marked entities). */
   entities?: readonly string[] | undefined;
+  /** An interaction's source passage: its sentences can answer too, cited as the interaction. */
+  passage?: string | undefined;
 }
 
 export interface Citation {
@@ -190,8 +192,13 @@ function asData(text: string): string {
 }
 
 export function answerPrompt(question: string, tq: number, items: readonly AnswerItem[]): ChatMessage[] {
+  // A statement comes with the passage it was extracted from: the fact asked about is often there.
   const numbered = items
-    .map((item, i) => `[${i + 1}] (${spellDate(Date.parse(item.published_at))}) ${asData(item.text)}`)
+    .map(
+      (item, i) =>
+        `[${i + 1}] (${spellDate(Date.parse(item.published_at))}) ${asData(item.text)}` +
+        (item.passage ? `\n    Source passage: ${asData(item.passage)}` : ''),
+    )
     .join('\n');
   return [
     {

@@ -86,6 +86,11 @@ export interface RetrievedItem {
   title?: string;
   /** Chunks: the names of their marked entities. */
   entity_names?: string[];
+  /**
+   * Interactions: the passage the statement was extracted from (its first chunk's text), when that
+   * chunk is stored. A statement is one sentence; the fact asked about is often in the next one.
+   */
+  passage?: string;
   subject?: { id: string; name: string };
   object?: { id: string; name: string } | null;
   chunk_ids: string[];
@@ -131,6 +136,8 @@ type Source = StoredDocument;
 
 interface Hit extends WordedCandidate {
   source: Source;
+  /** An interaction's source passage (see `RetrievedItem.passage`). */
+  passage?: string;
   dense?: number;
   lexical?: number;
   sentence?: number;
@@ -140,12 +147,17 @@ interface Hit extends WordedCandidate {
  * The documents ranked by their best answer sentence for the question (`rankItemsByAnswerSentence`),
  * read with their headline and entity names as the extractive answer reads them.
  */
-function byAnswerSentence(question: string, documents: readonly StoredDocument[]): ListedDocument[] {
+function byAnswerSentence(
+  question: string,
+  documents: readonly StoredDocument[],
+  passages: ReadonlyMap<string, string>,
+): ListedDocument[] {
   const ranked = rankItemsByAnswerSentence(
     question,
     documents.map((d) => ({
       kind: d.kind,
       text: d.text,
+      passage: passages.get(d.id),
       published_at: new Date(d.published_at).toISOString(),
       title: d.title,
       entities:
@@ -740,23 +752,30 @@ export class Retriever {
       query.fusion === 'dense' ? [] : this.options.datastore.lexical({ ...ask, text: query.lexical }),
     ]);
     const documents = new Map([...dense, ...lexical].map((d) => [d.document.id, d.document]));
+    const [passages, superseded] = await Promise.all([
+      this.passagesOf([...documents.values()]),
+      this.supersededAsOf([...documents.values()], filter),
+    ]);
     const fused = fuseRankings(
       dense.map((d) => ({ id: d.document.id, score: d.score })),
       lexical.map((d) => ({ id: d.document.id, score: d.score })),
       { mode: query.fusion, ...(query.lexicalWeight === undefined ? {} : { lexicalWeight: query.lexicalWeight }) },
-      query.fusion === 'rrf' && query.answerSentences ? byAnswerSentence(query.lexical, [...documents.values()]) : [],
+      query.fusion === 'rrf' && query.answerSentences
+        ? byAnswerSentence(query.lexical, [...documents.values()], passages)
+        : [],
     );
-    const superseded = await this.supersededAsOf([...documents.values()], filter);
     const hits = [...fused.entries()]
       .filter(([id]) => !superseded.has(id))
       .map(([id, f]): Hit => {
         const source = documents.get(id)!;
+        const passage = passages.get(id);
         return {
           id,
           score: f.relevance,
           published_at: latestReportWithin(source, filter) ?? source.published_at,
           words: source.title ? `${source.title}.\n${source.text}` : source.text,
           source,
+          ...(passage === undefined ? {} : { passage }),
           ...(f.dense === undefined ? {} : { dense: f.dense }),
           ...(f.lexical === undefined ? {} : { lexical: f.lexical }),
           ...(f.sentence === undefined ? {} : { sentence: f.sentence }),
@@ -770,8 +789,12 @@ export class Retriever {
           .trim()
           .replace(/[.\s]+$/, '')
           .toLowerCase()}`;
-        if (seen.has(key)) return false;
+        // Statements of one passage come with that passage: the best of them stands for the others,
+        // whose facts it carries, and leaves their places to other passages.
+        const passageKey = hit.passage === undefined ? undefined : `passage ${hit.source.chunk_ids![0]!}`;
+        if (seen.has(key) || (passageKey !== undefined && seen.has(passageKey))) return false;
         seen.add(key);
+        if (passageKey !== undefined) seen.add(passageKey);
         return true;
       })
       .slice(0, k);
@@ -801,6 +824,35 @@ export class Retriever {
       urls.length === 0 ? [] : read({ correctsUrls: urls }),
     ]);
     return new Set([...supersededIds(documents, later.flatMap(revisionsOf)), ...correctedIds(documents, corrections)]);
+  }
+
+  /**
+   * Interaction id → the text of the chunk it was extracted from (its first chunk: the one of its own
+   * article), for the interactions among `documents`; one read of the chunks datastore by id. The
+   * chunk is published no later than the statement, so it is within any as-of bound the statement is.
+   */
+  private async passagesOf(documents: readonly StoredDocument[]): Promise<Map<string, string>> {
+    const sourceOf = new Map(
+      documents
+        .filter((d) => d.kind === 'interaction' && (d.chunk_ids ?? []).length > 0)
+        .map((d) => [d.id, d.chunk_ids![0]!]),
+    );
+    const passages = new Map<string, string>();
+    if (sourceOf.size === 0) return passages;
+    const chunkIds = [...new Set(sourceOf.values())];
+    const found = await this.options.datastore.list({
+      kind: 'chunks',
+      filter: { ids: chunkIds },
+      order: 'none',
+      limit: chunkIds.length,
+      timeoutMs: this.timeoutMs,
+    });
+    const texts = new Map(found.map((chunk) => [chunk.id, chunk.text]));
+    for (const [id, chunkId] of sourceOf) {
+      const text = texts.get(chunkId);
+      if (text !== undefined) passages.set(id, text);
+    }
+    return passages;
   }
 
   /**
@@ -856,6 +908,7 @@ export class Retriever {
       entity_ids: s.entity_ids ?? [],
       ...(s.title ? { title: s.title } : {}),
       ...(s.entity_names ? { entity_names: s.entity_names } : {}),
+      ...(ranked.candidate.passage === undefined ? {} : { passage: ranked.candidate.passage }),
       ...(s.kind === 'interaction'
         ? {
             subject: { id: s.subject_id ?? '', name: s.subject_name ?? '' },

@@ -441,7 +441,7 @@ describe('the dashboard over the real API and pipeline', () => {
     const answer = await api<{
       answer: string;
       citations: { n: number; url: string | null }[];
-      items: { text: string }[];
+      items: { text: string; kind: string; passage?: string }[];
       reformulated: string;
     }>('v1/ask', request.query);
 
@@ -472,6 +472,10 @@ describe('the dashboard over the real API and pipeline', () => {
     // Focusing a point (keyboard) shows its text.
     await points.first().focus();
     await expect.poll(() => page.locator('#axis-tip').isVisible(), WAIT).toBe(true);
+    // A statement shows the passage it was extracted from under it.
+    const passages = answer.items.flatMap((item) => (item.passage ? [item.passage] : []));
+    expect(passages.length).toBeGreaterThan(0);
+    expect(await page.locator('#items .item-passage').allInnerTexts()).toEqual(passages);
     const firstItem = await page.locator('#items > li').first().locator('.item-text').innerText();
     expect(await page.locator('#axis-tip').innerText()).toContain(firstItem);
     const details = await page.locator('#query-details').innerText();

@@ -492,8 +492,10 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       expect(body.items.map((i) => i.id)).toEqual(['b', 'a', 'c']);
       expect(body.answer).toBe(
         [
-          'Doja Cat interaction b [1] (August 31, 2023).',
+          // The statement's passage reads as a whole sentence, the statement as a fragment.
+          'The chunk b about Doja Cat [1] (August 31, 2023).',
           'Also, as of August 31, 2023:',
+          'August 31, 2023: Doja Cat interaction b [1].',
           'August 31, 2023: Doja Cat interaction a [2].',
           'August 30, 2023: Doja Cat interaction c [3].',
         ].join('\n'),
@@ -1253,7 +1255,7 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
       });
     });
 
-    it('chunks and both stores, with interactions cited by their chunk’s article URL', async () => {
+    it('chunks and both stores, with interactions cited by their chunk’s article URL and carrying its passage', async () => {
       expect(await ids({ strategy: 'generic', store: 'chunks', k: 2 })).toEqual(['chunk-d', 'chunk-g']);
       expect(await ids({ strategy: 'generic', store: 'both', k: 2 })).toEqual(['d', 'g']);
       const parsed = parseSearchRequest(
@@ -1276,6 +1278,8 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         subject: { id: 'e-doja-cat', name: 'Doja Cat' },
         object: { id: 'e-p2j', name: 'P2J' },
         day_distance: 0,
+        // The statement comes with the passage it was extracted from, read from the chunks store.
+        passage: 'The chunk b about Doja Cat.',
       });
     });
 

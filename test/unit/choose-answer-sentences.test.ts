@@ -205,6 +205,27 @@ describe('choosing answer sentences', () => {
     expect(rankItemsByAnswerSentence('Who?', passages)).toEqual([]);
   });
 
+  it("reads an interaction's source passage as its own: the sentence next to the one it restates can answer", () => {
+    const statement = {
+      ...item('Germany holds a federal election on Sunday.', 'interaction'),
+      passage: "Germany held a federal election on Sunday. Friedrich Merz's CDU/CSU won it with 28.5% of the vote.",
+    };
+    const choice = chooseAnswerSentences('Who won the German federal election?', [statement]);
+    expect(choice.lead).toMatchObject({ item: 0, text: "Friedrich Merz's CDU/CSU won it with 28.5% of the vote." });
+    // Without its passage the statement alone only sets the scene.
+    const alone = chooseAnswerSentences('Who won the German federal election?', [{ ...statement, passage: undefined }]);
+    expect(alone.lead?.text).toBe('Germany holds a federal election on Sunday.');
+    // A passage two statements share is read once, as the first one's.
+    const twice = rankAnswerSentences('Who won the German federal election?', [statement, { ...statement, text: 'x' }]);
+    expect(twice.ranked.filter((s) => s.text.startsWith('Friedrich')).map((s) => s.item)).toEqual([0]);
+    // Passages rank items too.
+    const ranked = rankItemsByAnswerSentence('Who won the German federal election?', [
+      item('Germany holds a federal election on Sunday.', 'interaction'),
+      statement,
+    ]);
+    expect(ranked[0]!.item).toBe(1);
+  });
+
   it('chooses nothing from nothing', () => {
     expect(chooseAnswerSentences('Who won?', [])).toEqual({ type: 'person', lead: null, support: [], leadName: null });
   });

@@ -358,6 +358,13 @@ describe('LLM answers', () => {
     expect(user!.content.match(/<\/news>/g)).toHaveLength(1);
   });
 
+  it("LLM prompt: an interaction's source passage follows its statement", () => {
+    const withPassage: AnswerItem = { ...items[0]!, passage: 'The singer said so.\n Her album, </news> out now.' };
+    const [, user] = answerPrompt('What did Doja Cat do?', TQ, [withPassage, items[1]!]);
+    expect(user!.content).toContain(`${items[0]!.text}\n    Source passage: The singer said so. Her album, out now.`);
+    expect(user!.content.match(/Source passage/g)).toHaveLength(1);
+  });
+
   it('keeps only the citation markers that name an item, in order of first use', () => {
     expect(citedAnswer('She did [3] and [1], again [3], not [0] or [7].', items)).toEqual({
       answer: 'She did [3] and [1], again [3], not or .',

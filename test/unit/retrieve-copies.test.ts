@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Embedder } from '../../processors/embed/embedder.js';
-import { interactionDocument } from '../../processors/index/index-documents.js';
+import { chunkDocument, interactionDocument } from '../../processors/index/index-documents.js';
 import { parseSearchRequest } from '../../processors/query/search-request.js';
 import { datastoreNames, monthlyIndex } from '../../streams/elasticsearch/datastore-templates.js';
-import type { Interaction } from '../../schemas/records.generated.js';
+import type { Chunk, Interaction } from '../../schemas/records.generated.js';
 import { Retriever } from '../../streams/retrieval/retrieve.js';
 import { EmbeddedDatastore } from '../../streams/embedded/embedded-datastore.js';
 
@@ -64,5 +64,64 @@ describe('retrieval without repeats', () => {
     };
     expect(await ask('temporal')).toEqual(['a', 'c', 'd']);
     expect(await ask('generic')).toEqual(['e', 'a', 'c']);
+  });
+
+  it('returns a statement with its source passage, one statement per passage, the others giving way', async () => {
+    const datastore = new EmbeddedDatastore('neon');
+    await datastore.prepare({ model: 'fixed', dimensions: 2 });
+    const writer = datastore.writer({ stage: 'test' });
+    const vector = (cos: number) => Float32Array.from([cos, Math.sqrt(1 - cos * cos)]);
+    const passage = (id: string, text: string): Chunk => ({
+      id,
+      article_id: `art-${id}`,
+      index: 0,
+      text,
+      title: '',
+      marked_text: text,
+      entity_ids: [],
+      entities: [],
+      t: T,
+      provenance: [
+        { article_id: `art-${id}`, url: `https://news.example/${id}`, source: 'news.example', published_at: T },
+      ],
+    });
+    const fires = 'Wildfires spread in Los Angeles County. The Palisades fire burned 20,000 acres by Thursday.';
+    await writer.write({
+      index: monthlyIndex(datastoreNames('chunks'), T),
+      id: 'chunk-fires',
+      document: chunkDocument(passage('chunk-fires', fires), vector(0.1), 'fixed', T),
+    });
+    const rows: [Interaction, number][] = [
+      [{ ...interaction('a', 'fires', 'Wildfires spread in Los Angeles County'), chunk_ids: ['chunk-fires'] }, 0.9],
+      // Another statement of the same passage: its fact is in the passage the first one brings.
+      [
+        { ...interaction('b', 'palisades', 'The Palisades fire burned 20,000 acres'), chunk_ids: ['chunk-fires'] },
+        0.85,
+      ],
+      [interaction('c', 'guard', 'The National Guard protects evacuated homes'), 0.8],
+      // Its chunk is not stored: no passage, and it is not held to one per passage.
+      [{ ...interaction('d', 'guard', 'Evacuation orders widen'), chunk_ids: ['chunk-gone'] }, 0.7],
+      [{ ...interaction('e', 'guard', 'Evacuation orders lifted'), chunk_ids: ['chunk-gone'] }, 0.6],
+    ];
+    for (const [row, cos] of rows) {
+      await writer.write({
+        index: monthlyIndex(datastoreNames('interactions'), row.t),
+        id: row.id,
+        document: interactionDocument(row, vector(cos), 'fixed', T),
+      });
+    }
+    const retriever = new Retriever({ datastore, embedder: query });
+    const parsed = parseSearchRequest(
+      { q: 'q', date: '2025-01-10', k: 4, strategy: 'generic', fusion: 'dense', store: 'interactions' },
+      T,
+    );
+    if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+    const { items } = await retriever.search(parsed.request);
+    expect(items.map((i) => [i.id, i.passage])).toEqual([
+      ['a', fires],
+      ['c', undefined],
+      ['d', undefined],
+      ['e', undefined],
+    ]);
   });
 });
