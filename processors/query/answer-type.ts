@@ -91,6 +91,34 @@ function typeOfNounPhrase(following: string[]): AnswerType {
   return 'name';
 }
 
+/** Words of a "which <noun>" phrase that are no noun of it. */
+const PHRASE_FILLERS: ReadonlySet<string> = new Set('of these the those following one ones'.split(' '));
+
+/**
+ * The nouns of the question's "which/what <noun phrase>" ("which city" → city, "which social media
+ * platform" → social, media, platform): a sentence that puts one of them right before a name
+ * ("the city of Goma", "the streaming platform Netflix", "rapper Drake") names the answer.
+ * Empty when the question asks no such phrase.
+ */
+export function askedNouns(question: string): string[] {
+  const asking = askingSentence(question).replace(/’/g, "'").toLowerCase();
+  for (const match of asking.matchAll(/\b(which|what)\b/g)) {
+    const word = match[1]!;
+    if (word === 'which' && !isInterrogative(asking, word, match.index)) continue;
+    const phrase: string[] = [];
+    for (const w of words(asking.slice(match.index + word.length)).slice(0, 5)) {
+      if (CLAUSE_WORDS.has(w) || PREPOSITIONS.has(w)) {
+        if (phrase.length > 0 || !PHRASE_FILLERS.has(w)) break;
+        continue;
+      }
+      if (!PHRASE_FILLERS.has(w)) phrase.push(w);
+      if (phrase.length === 3) break;
+    }
+    if (phrase.length > 0) return phrase;
+  }
+  return [];
+}
+
 export function expectedAnswerType(question: string): AnswerType {
   const asking = askingSentence(question).replace(/’/g, "'").toLowerCase();
   if (NUMBER_QUESTION.test(asking)) return 'number';

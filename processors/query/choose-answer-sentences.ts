@@ -36,7 +36,7 @@ import {
   numbersIn,
   withoutDateline,
 } from './answer-candidates.js';
-import { askingSentence, expectedAnswerType, type AnswerType } from './answer-type.js';
+import { askedNouns, askingSentence, expectedAnswerType, type AnswerType } from './answer-type.js';
 import { allTerms, contentTerms, isContentWord, stem, words } from './question-terms.js';
 
 /** What the chooser reads of a retrieved item. */
@@ -280,9 +280,17 @@ function rankCandidates(
 
   const asked = new Set(questionTerms);
   const predicate = askedPredicate(question);
+  const nouns = askedNouns(question);
   for (const c of relevant) {
     const phrase = questionNames.some((name) => ` ${c.key} `.includes(` ${name} `)) ? 1 : 0;
-    const { answers, fit } = answerFit(withoutDateline(c.text), type, seen, items[c.item]!.entities ?? [], isNew);
+    const { answers, fit } = answerFit(
+      withoutDateline(c.text),
+      type,
+      seen,
+      items[c.item]!.entities ?? [],
+      isNew,
+      nouns,
+    );
     c.answers = answers;
     c.fit = fit;
     c.form =
@@ -448,15 +456,20 @@ function answerFit(
   seen: ReadonlySet<string>,
   known: readonly string[],
   isNew: (answer: string) => boolean,
+  nouns: readonly string[],
 ): { answers: string[]; fit: number } {
+  const named = (names: string[]) => names.filter((name) => namedBy(sentence, name, nouns));
   switch (type) {
     case 'person':
     case 'name': {
       const answers = namesIn(sentence, seen, known).filter(isNew);
-      return { answers, fit: answers.length > 0 ? 1 : 0 };
+      const apposed = named(answers);
+      return { answers: apposed.length > 0 ? apposed : answers, fit: answers.length > 0 ? 1 : 0 };
     }
     case 'place': {
       const names = namesIn(sentence, seen, known).filter(isNew);
+      const apposed = named(names);
+      if (apposed.length > 0) return { answers: apposed, fit: 1 };
       const placed = names.filter((name) => LOCATIVE.test(sentence.slice(0, sentence.indexOf(name))));
       if (placed.length > 0) return { answers: placed, fit: 1 };
       return { answers: names, fit: names.length > 0 ? 0.6 : 0 };
@@ -474,6 +487,22 @@ function answerFit(
     case 'other':
       return { answers: [], fit: 0 };
   }
+}
+
+/**
+ * Whether the sentence puts one of the question's "which <noun>" nouns right before the name, as its
+ * apposition: "the city of Goma", "the company Amazon", "rapper Drake" for "which city / company /
+ * rapper …?" — the name the question asks for, among the others the sentence holds.
+ */
+function namedBy(sentence: string, name: string, nouns: readonly string[]): boolean {
+  if (nouns.length === 0) return false;
+  const at = sentence.indexOf(name);
+  if (at <= 0) return false;
+  const before = words(sentence.slice(Math.max(0, at - 40), at));
+  const last = before.at(-1) === 'of' ? before.at(-2) : before.at(-1);
+  if (last === undefined) return false;
+  const singular = (word: string) => word.replace(/ies$/, 'y').replace(/(?<=[^s])s$/, '');
+  return nouns.some((noun) => singular(last) === singular(noun));
 }
 
 /** Whether a sentence adds at most one content word to the question's. */

@@ -9,7 +9,7 @@ import {
   numbersIn,
   withoutDateline,
 } from '../../processors/query/answer-candidates.js';
-import { expectedAnswerType } from '../../processors/query/answer-type.js';
+import { askedNouns, expectedAnswerType } from '../../processors/query/answer-type.js';
 import {
   chooseAnswerSentences,
   hasVerb,
@@ -53,6 +53,20 @@ describe('the kind of answer a question asks for', () => {
       ),
     ).toBe('name');
     expect(expectedAnswerType('How old was the player who scored the winning goal?')).toBe('number');
+  });
+});
+
+describe('the nouns a "which <noun>" question asks for', () => {
+  it.each([
+    ['Which city did M23 rebels capture?', ['city']],
+    ['Ron DeSantis announced his bid on which social media platform?', ['social', 'media', 'platform']],
+    ['She also appeared in which of these films?', ['films']],
+    ['What company did the FTC sue this week?', ['company']],
+    ["What is the name of Joe Biden's dog?", []],
+    ['Who won the German federal election?', []],
+    ['Actress Cindy Williams, which studio was it?', []],
+  ])('%s → %j', (question, nouns) => {
+    expect(askedNouns(question)).toEqual(nouns);
   });
 });
 
@@ -224,6 +238,25 @@ describe('choosing answer sentences', () => {
       statement,
     ]);
     expect(ranked[0]!.item).toBe(1);
+  });
+
+  it('gives first the name the sentence puts after the noun a "which <noun>" question asks for', () => {
+    const capture = item(
+      'M23 rebels claim to have captured the city of Goma in North Kivu Province, Democratic Republic of the Congo.',
+    );
+    const city = chooseAnswerSentences('Which city did M23 rebels capture?', [capture]);
+    expect(city.lead?.answers).toEqual(['Goma']);
+    expect(city.leadName).toBe('Goma');
+    // Without such a noun every new name stays a candidate, and none is put first.
+    const who = chooseAnswerSentences('Who captured land in North Kivu?', [
+      item('M23 rebels and Rwandan troops captured the city of Goma.'),
+    ]);
+    expect(who.lead?.answers.length).toBeGreaterThan(1);
+    expect(who.leadName).toBeNull();
+    const firm = chooseAnswerSentences('Which companies did the FTC sue?', [
+      item('The FTC sued the company Amazon, and Microsoft was fined in Dublin.'),
+    ]);
+    expect(firm.leadName).toBe('Amazon');
   });
 
   it('chooses nothing from nothing', () => {
