@@ -839,20 +839,24 @@ export class Retriever {
     );
     const passages = new Map<string, string>();
     if (sourceOf.size === 0) return passages;
-    const chunkIds = [...new Set(sourceOf.values())];
-    const found = await this.options.datastore.list({
-      kind: 'chunks',
-      filter: { ids: chunkIds },
-      order: 'none',
-      limit: chunkIds.length,
-      timeoutMs: this.timeoutMs,
-    });
+    const found = await this.chunksByIds([...new Set(sourceOf.values())]);
     const texts = new Map(found.map((chunk) => [chunk.id, chunk.text]));
     for (const [id, chunkId] of sourceOf) {
       const text = texts.get(chunkId);
       if (text !== undefined) passages.set(id, text);
     }
     return passages;
+  }
+
+  /** The stored chunks among `ids` (one read by id; absent ones are left out). */
+  private chunksByIds(ids: string[]): Promise<StoredDocument[]> {
+    return this.options.datastore.list({
+      kind: 'chunks',
+      filter: { ids },
+      order: 'none',
+      limit: ids.length,
+      timeoutMs: this.timeoutMs,
+    });
   }
 
   /**
@@ -869,14 +873,7 @@ export class Retriever {
     ];
     const urls = new Map<string, string>();
     if (chunkIds.length === 0) return urls;
-    const found = await this.options.datastore.list({
-      kind: 'chunks',
-      filter: { ids: chunkIds },
-      order: 'none',
-      limit: chunkIds.length,
-      timeoutMs: this.timeoutMs,
-    });
-    for (const chunk of found) {
+    for (const chunk of await this.chunksByIds(chunkIds)) {
       const url = chunk.urls?.[0];
       if (url) urls.set(chunk.id, url);
     }
