@@ -50,6 +50,11 @@ export const CONFIGURATIONS: Record<string, Configuration> = {
   // Reciprocal-rank fusion of the dense and lexical rankings alone, without the answer-sentence one.
   'generic/no-sentences': { strategy: 'generic', answerSentences: false },
   'tempralm/no-sentences': { strategy: 'tempralm', answerSentences: false },
+  // Over interactions: which lists match the statements' passages too (the default: dense and lexical).
+  'tempralm/passages-none': { strategy: 'tempralm', passageMatch: 'none' },
+  'tempralm/passages-lexical': { strategy: 'tempralm', passageMatch: 'lexical' },
+  'tempralm/passages-hybrid': { strategy: 'tempralm', passageMatch: 'hybrid' },
+  'generic/passages-none': { strategy: 'generic', passageMatch: 'none' },
   // At most n results of one article among the k (the default is no cap).
   'generic/per-article-1': { strategy: 'generic', perArticle: 1 },
   'generic/per-article-2': { strategy: 'generic', perArticle: 2 },

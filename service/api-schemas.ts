@@ -106,8 +106,18 @@ export const retrievedItemSchema = z
     url: z.string().nullable(),
     score: z.number().describe("The strategy's final score: relevance, with time where it weighs it."),
     relevance: z.number().describe('Dense and lexical relevance, fused.'),
-    semantic_score: z.number().optional().describe('Dense similarity (1 + cos) / 2, when among the nearest vectors.'),
-    lexical_score: z.number().optional().describe('BM25, when among the lexical matches.'),
+    semantic_score: z
+      .number()
+      .optional()
+      .describe(
+        "Dense similarity (1 + cos) / 2, when among the nearest vectors; for a statement matched through its passage, the better of its own and its passage's.",
+      ),
+    lexical_score: z
+      .number()
+      .optional()
+      .describe(
+        "BM25, when among the lexical matches; for a statement matched through its passage, the better of its own match and its passage's, each as a share of its list's best (0-1].",
+      ),
     sentence_score: z
       .number()
       .optional()

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FUSION_MODES, type FusionMode } from './fuse-rankings.js';
+import type { PassageMatch } from './passage-matches.js';
 
 /** Which time parameters the caller gave, so the question's own time words do not override them. */
 export interface ExplicitTimeParameters {
@@ -44,6 +45,11 @@ export const DEFAULT_LEXICAL_WORDS: 'all' | 'content' = 'all';
  * under generic; first for 0.557 against 0.524, and 0.492 against 0.480 (README).
  */
 export const DEFAULT_ANSWER_SENTENCES = true;
+/**
+ * Which searches over the interactions store also match each statement's passage, the chunk it
+ * was extracted from (`passage-matches.ts`).
+ */
+export const DEFAULT_PASSAGE_MATCH: PassageMatch = 'hybrid';
 /**
  * TempRALM's α: the weight of recency against relevance. On the RealTime QA evaluation 0.25, 0.5 and
  * 1 are within noise of each other (2 is worse); 1 alone also ranks every recurring-events question's
@@ -182,6 +188,8 @@ export interface SearchRequest {
   lexicalWords?: 'all' | 'content';
   /** `rrf` fusion: rank the candidates by their best answer sentence too (absent: the default). */
   answerSentences?: boolean;
+  /** Over the interactions store, which lists match the statements' passages too (absent: the default). */
+  passageMatch?: PassageMatch;
   /** At most this many results of one article among the k; 0 or absent: the default. */
   perArticle?: number;
   /** Write the query date into the embedded query text (NEON's q′); absent means no. */

@@ -89,6 +89,8 @@ export interface DocumentFilter {
   minVersion?: number;
   /** Chunks of corrections or retractions naming any of these (comparable) URLs (`corrects_urls`). */
   correctsUrls?: readonly string[];
+  /** Statements extracted from any of these chunks (`chunk_ids`). */
+  chunkIds?: readonly string[];
 }
 
 const dayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);

@@ -120,6 +120,7 @@ export function filterClauses(
   if (filter.ids !== undefined) clauses.push({ terms: { id: [...filter.ids] } });
   if (filter.articleIds !== undefined) clauses.push({ terms: { article_id: [...filter.articleIds] } });
   if (filter.correctsUrls !== undefined) clauses.push({ terms: { corrects_urls: [...filter.correctsUrls] } });
+  if (filter.chunkIds !== undefined) clauses.push({ terms: { chunk_ids: [...filter.chunkIds] } });
   // Documents without `article_version` are version 1: they pass a bound of 1 or less only.
   if (filter.minVersion !== undefined && filter.minVersion > 1) {
     clauses.push({ range: { article_version: { gte: filter.minVersion } } });

@@ -74,13 +74,16 @@ interface Test {
   filter: DocumentFilter;
   intervals: readonly TimeInterval[];
   on: 'reports' | 'first';
+  /** `filter.chunkIds` as a set: tested against every entry. */
+  chunkIds: ReadonlySet<string> | undefined;
 }
 
 function test(filter: DocumentFilter, on: Test['on'] = 'reports'): Test {
-  return { filter, intervals: timeIntervals(filter), on };
+  const chunkIds = filter.chunkIds === undefined ? undefined : new Set(filter.chunkIds);
+  return { filter, intervals: timeIntervals(filter), on, chunkIds };
 }
 
-function passes(entry: Entry, { filter, intervals, on }: Test): boolean {
+function passes(entry: Entry, { filter, intervals, on, chunkIds }: Test): boolean {
   const times = on === 'first' ? [entry.document.published_at] : entry.times;
   if (!times.some((t) => intervals.some((interval) => t >= interval.from && t <= interval.to))) return false;
   if (filter.entityId !== undefined && !(entry.document.entity_ids ?? []).includes(filter.entityId)) return false;
@@ -93,6 +96,7 @@ function passes(entry: Entry, { filter, intervals, on }: Test): boolean {
     const named = entry.document.corrects_urls ?? [];
     if (!filter.correctsUrls.some((url) => named.includes(url))) return false;
   }
+  if (chunkIds !== undefined && !(entry.document.chunk_ids ?? []).some((id) => chunkIds.has(id))) return false;
   if (filter.minVersion !== undefined && (entry.document.article_version ?? 1) < filter.minVersion) return false;
   return true;
 }

@@ -29,9 +29,11 @@ import {
   DEFAULT_ANSWER_SENTENCES,
   DEFAULT_FUSION,
   DEFAULT_LEXICAL_WORDS,
+  DEFAULT_PASSAGE_MATCH,
   DEFAULT_PER_ARTICLE,
 } from '../../processors/query/search-request.js';
 import { rankItemsByAnswerSentence } from '../../processors/query/choose-answer-sentences.js';
+import { mergePassageMatches, type PassageMatch } from '../../processors/query/passage-matches.js';
 import {
   applyTimeIntent,
   coverageWindow,
@@ -53,6 +55,7 @@ import {
   timeBounds,
   type Datastore,
   type DocumentFilter,
+  type ScoredDocument,
   type StoredDocument,
 } from '../datastore/datastore.js';
 
@@ -177,6 +180,8 @@ interface QueryTexts {
   lexicalWeight?: number;
   /** `rrf`: rank the candidates by their best answer sentence too. */
   answerSentences: boolean;
+  /** Over statements alone: which lists match their passages too (`passage-matches.ts`). */
+  passageMatch: PassageMatch;
 }
 
 export interface RetrieverOptions {
@@ -205,6 +210,9 @@ function withRoomForCopies(k: number): number {
  * corrected, each with tens of chunks.
  */
 const LATER_REVISIONS_LIMIT = 1_000;
+
+/** Statements read per chunk matched lexically over the interactions store (see `statementsOf`). */
+const STATEMENTS_PER_PASSAGE = 8;
 
 function perArticle(request: SearchRequest): number {
   return request.perArticle ?? DEFAULT_PER_ARTICLE;
@@ -482,6 +490,7 @@ export class Retriever {
       fusion,
       ...(request.lexicalWeight === undefined ? {} : { lexicalWeight: request.lexicalWeight }),
       answerSentences: request.answerSentences ?? DEFAULT_ANSWER_SENTENCES,
+      passageMatch: request.passageMatch ?? DEFAULT_PASSAGE_MATCH,
     };
     const bounds = timeFilter(request);
     const range: DocumentFilter = {
@@ -736,6 +745,8 @@ export class Retriever {
   /**
    * The most relevant documents that pass the filter, best first: the nearest vectors and the best
    * BM25 matches, fetched at once and fused, without repeats of a text already found on the same day.
+   * Over statements alone, BM25 also matches their passages (`passage-matches.ts`): the chunks
+   * matched are read with the rest, then their statements under the same filter, one read more.
    * Each hit's time is its latest report time the filter lets through (≤ t_q, inside the window or
    * ring searched): a story first reported before the window and reported again inside it is ranked
    * (TempRALM, recency, temporal rings) and cited as of that later report, not its first.
@@ -747,18 +758,41 @@ export class Retriever {
     filter: DocumentFilter,
   ): Promise<Hit[]> {
     const ask = { kinds, k, filter, timeoutMs: this.timeoutMs };
-    const [dense, lexical] = await Promise.all([
+    const statementsOnly = kinds.length === 1 && kinds[0] === 'interactions';
+    const lexicalPassages = statementsOnly && query.passageMatch !== 'none' && query.fusion !== 'dense';
+    const densePassages = statementsOnly && query.passageMatch === 'hybrid' && query.fusion !== 'lexical';
+    const chunksToo = { ...ask, kinds: ['chunks' as const] };
+    const [ownDense, ownLexical, passageDense, passageLexical] = await Promise.all([
       query.fusion === 'lexical' ? [] : this.options.datastore.nearest({ ...ask, vector: query.vector }),
       query.fusion === 'dense' ? [] : this.options.datastore.lexical({ ...ask, text: query.lexical }),
+      densePassages ? this.options.datastore.nearest({ ...chunksToo, vector: query.vector }) : [],
+      lexicalPassages ? this.options.datastore.lexical({ ...chunksToo, text: query.lexical }) : [],
     ]);
-    const documents = new Map([...dense, ...lexical].map((d) => [d.document.id, d.document]));
+    const passageHits = new Map([...passageDense, ...passageLexical].map((d) => [d.document.id, d.document]));
+    const underPassages = await this.statementsOf([...passageHits.keys()], filter);
+    const statements = underPassages.map((d) => ({ id: d.id, chunkIds: d.chunk_ids ?? [] }));
+    const listed = (list: readonly ScoredDocument[]): ListedDocument[] =>
+      list.map((d) => ({ id: d.document.id, score: d.score }));
+    // Cosines of one model are on one scale; BM25 scores of two indices are not.
+    const dense = densePassages
+      ? mergePassageMatches(listed(ownDense), listed(passageDense), statements, 'raw').slice(0, k)
+      : listed(ownDense);
+    const lexical = lexicalPassages
+      ? mergePassageMatches(listed(ownLexical), listed(passageLexical), statements, 'relative').slice(0, k)
+      : listed(ownLexical);
+    const documents = new Map(
+      [...ownDense, ...ownLexical, ...underPassages.map((document) => ({ document }))].map((d) => [
+        d.document.id,
+        d.document,
+      ]),
+    );
     const [passages, superseded] = await Promise.all([
-      this.passagesOf([...documents.values()]),
+      this.passagesOf([...documents.values()], new Map([...passageHits].map(([id, chunk]) => [id, chunk.text]))),
       this.supersededAsOf([...documents.values()], filter),
     ]);
     const fused = fuseRankings(
-      dense.map((d) => ({ id: d.document.id, score: d.score })),
-      lexical.map((d) => ({ id: d.document.id, score: d.score })),
+      dense,
+      lexical,
       { mode: query.fusion, ...(query.lexicalWeight === undefined ? {} : { lexicalWeight: query.lexicalWeight }) },
       query.fusion === 'rrf' && query.answerSentences
         ? byAnswerSentence(query.lexical, [...documents.values()], passages)
@@ -828,10 +862,14 @@ export class Retriever {
 
   /**
    * Interaction id → the text of the chunk it was extracted from (its first chunk: the one of its own
-   * article), for the interactions among `documents`; one read of the chunks datastore by id. The
-   * chunk is published no later than the statement, so it is within any as-of bound the statement is.
+   * article), for the interactions among `documents`; one read of the chunks datastore by id, of the
+   * chunks whose text is not `known` (chunk id → text) already. The chunk is published no later
+   * than the statement, so it is within any as-of bound the statement is.
    */
-  private async passagesOf(documents: readonly StoredDocument[]): Promise<Map<string, string>> {
+  private async passagesOf(
+    documents: readonly StoredDocument[],
+    known: ReadonlyMap<string, string> = new Map(),
+  ): Promise<Map<string, string>> {
     const sourceOf = new Map(
       documents
         .filter((d) => d.kind === 'interaction' && (d.chunk_ids ?? []).length > 0)
@@ -839,13 +877,30 @@ export class Retriever {
     );
     const passages = new Map<string, string>();
     if (sourceOf.size === 0) return passages;
-    const found = await this.chunksByIds([...new Set(sourceOf.values())]);
-    const texts = new Map(found.map((chunk) => [chunk.id, chunk.text]));
+    const unread = [...new Set(sourceOf.values())].filter((id) => !known.has(id));
+    const found = unread.length === 0 ? [] : await this.chunksByIds(unread);
+    const texts = new Map([...known, ...found.map((chunk): [string, string] => [chunk.id, chunk.text])]);
     for (const [id, chunkId] of sourceOf) {
       const text = texts.get(chunkId);
       if (text !== undefined) passages.set(id, text);
     }
     return passages;
+  }
+
+  /**
+   * The statements extracted from any of the chunks `chunkIds` that pass the filter (one read of the
+   * interactions datastore; none when no chunk is given). At most `STATEMENTS_PER_PASSAGE` a chunk
+   * are read: extraction writes a few whole statements per chunk.
+   */
+  private statementsOf(chunkIds: readonly string[], filter: DocumentFilter): Promise<StoredDocument[]> {
+    if (chunkIds.length === 0) return Promise.resolve([]);
+    return this.options.datastore.list({
+      kind: 'interactions',
+      filter: { ...filter, chunkIds },
+      order: 'none',
+      limit: chunkIds.length * STATEMENTS_PER_PASSAGE,
+      timeoutMs: this.timeoutMs,
+    });
   }
 
   /** The stored chunks among `ids` (one read by id; absent ones are left out). */

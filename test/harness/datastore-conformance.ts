@@ -16,7 +16,8 @@ import type { Datastore, DocumentFilter } from '../../streams/datastore/datastor
 import { DatastoreMismatchError } from '../../streams/elasticsearch/datastores.js';
 import { MonthCompactor } from '../../streams/datastore/month-compactor.js';
 import { StageError } from '../../streams/runtime/stage-error.js';
-import { Retriever } from '../../streams/retrieval/retrieve.js';
+import { Retriever, type RetrievedItem } from '../../streams/retrieval/retrieve.js';
+import type { PassageMatch } from '../../processors/query/passage-matches.js';
 import { EntityLinker } from '../../processors/query/reformulate-query.js';
 import { startApiServer, type ApiServer } from '../../service/api-server.js';
 import { ChatModelError, type ChatModel } from '../../processors/extract/chat-model.js';
@@ -1281,6 +1282,35 @@ export function describeDatastoreConformance(label: string, open: () => Promise<
         // The statement comes with the passage it was extracted from, read from the chunks store.
         passage: 'The chunk b about Doja Cat.',
       });
+    });
+
+    it('finds statements by the words of their passages, read through the chunks they came from', async () => {
+      // "chunk" is in every passage ("The chunk b about Doja Cat.") and in no statement ("Doja Cat
+      // interaction b"): only the passages can match it, and e is after t_q.
+      const asOf = ['a', 'b', 'c', 'd', 'f', 'g'];
+      const ask = async (passageMatch: PassageMatch): Promise<RetrievedItem[]> => {
+        const parsed = parseSearchRequest(
+          { q: 'chunk', date: new Date(TQ).toISOString(), fusion: 'lexical', store: 'interactions', k: 10 },
+          0,
+        );
+        if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+        return (await retriever.search({ ...parsed.request, strategy: 'generic', passageMatch })).items;
+      };
+      const found = await ask('lexical');
+      expect(found.map((item) => item.id).sort()).toEqual(asOf);
+      expect(found.every((item) => item.lexical_score! > 0 && item.lexical_score! <= 1)).toBe(true);
+      expect(found.find((item) => item.id === 'b')).toMatchObject({ passage: 'The chunk b about Doja Cat.' });
+      expect(await ask('hybrid')).toEqual(found);
+      expect(await ask('none')).toEqual([]);
+      // The read under it: statements by the chunks they were extracted from, under the filter.
+      const listed = await datastore.list({
+        kind: 'interactions',
+        filter: { chunkIds: ['chunk-b', 'chunk-e', 'chunk-none'], publishedTo: TQ },
+        order: 'newest',
+        limit: 10,
+        timeoutMs: 5_000,
+      });
+      expect(listed.map((d) => d.id)).toEqual(['b']);
     });
 
     it('timelines, mention histograms and counts read the same documents', async () => {
