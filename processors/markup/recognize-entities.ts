@@ -155,6 +155,7 @@ const OFFICE_DOMAINS: ReadonlySet<string> = new Set([
   'economy',
   'trade',
   'home',
+  'rights',
 ]);
 /** Titles that also occur inside organisation names ("General Motors", "Chief Rabbinate"). */
 const AMBIGUOUS_TITLES: ReadonlySet<string> = new Set([
@@ -231,8 +232,18 @@ export function recognizeEntities(text: string): EntitySpan[] {
       }
       const mention = toMention(text, words, piece.from, piece.to, knownNames);
       // What precedes a title is a qualifier unless it names a place or an institution ("U.S.").
-      if (mention === undefined) continue;
-      if (piece.beforeTitle && mention.type !== 'LOCATION' && mention.type !== 'ORGANIZATION') continue;
+      if (piece.beforeTitle && mention?.type !== 'LOCATION' && mention?.type !== 'ORGANIZATION') {
+        const place = placeOfOffice(text, words, piece);
+        if (place !== undefined) spans.push(place);
+        continue;
+      }
+      if (mention === undefined) {
+        // "Paris mayor Anne Hidalgo" opening a sentence: a lower-case title ends the run.
+        const next = words[piece.to + 1];
+        const place = next !== undefined && TITLE_WORDS.has(next.lower) ? placeOfOffice(text, words, piece) : undefined;
+        if (place !== undefined) spans.push(place);
+        continue;
+      }
       spans.push(mention);
     }
     i = end + 1;
@@ -561,9 +572,25 @@ function countryOfOffice(
     if (!domain.every((w) => OFFICE_DOMAINS.has(w.lower) && w.lower !== 'the' && w.lower !== 'and')) continue;
     const country = words.slice(piece.from, last + 1);
     const mention = nationalityMention(text, country) ?? toMention(text, words, piece.from, last, knownNames);
-    if (mention?.type === 'LOCATION') return mention;
+    // "United Nations Human Rights Commissioner Volker Türk": an institution's office too.
+    if (mention?.type === 'LOCATION' || mention?.type === 'ORGANIZATION') return mention;
   }
   return undefined;
+}
+
+const PLACE_TAGS = ['Country', 'City', 'Region', 'Place'];
+
+/**
+ * "Istanbul mayor Ekrem İmamoğlu", "Paris mayor Anne Hidalgo": a name before a title that the
+ * lexicon knows, out of context, as a place is the office's place. Read in context, compromise
+ * takes a sentence's first word before a title for a person ("Actor") and the name would be lost.
+ */
+function placeOfOffice(text: string, words: readonly Word[], piece: Piece): EntitySpan | undefined {
+  const run = words.slice(piece.from, piece.to + 1);
+  if (run.length === 0 || run.length > 3 || !run.every((w) => UPPER_START.test(w.text))) return undefined;
+  const name = run.map((w) => w.lower).join(' ');
+  if (!PLACE_TAGS.some((t) => lexicalTags(name).includes(t))) return undefined;
+  return span(text, run[0]!.start, run.at(-1)!.end, 'LOCATION');
 }
 
 /**

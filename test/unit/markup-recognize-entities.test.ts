@@ -50,6 +50,19 @@ describe('recognizeEntities', () => {
     ]);
   });
 
+  it('reads the place or institution of an office named before its holder, also opening a sentence', () => {
+    // Read in context, compromise takes a sentence's first word before a title for a person.
+    expect(mentions('Istanbul mayor Ekrem Imamoglu is arrested.')[0]).toBe('Istanbul/LOCATION');
+    expect(mentions('Paris mayor Anne Hidalgo opened the bridge.')).toEqual(['Paris/LOCATION', 'Anne Hidalgo/PERSON']);
+    expect(mentions('Istanbul Mayor Ekrem Imamoglu is arrested.')[0]).toBe('Istanbul/LOCATION');
+    expect(surfaces('United Nations Human Rights Commissioner Volker Türk condemns the strikes.')).toEqual([
+      'United Nations',
+      'Volker Türk',
+    ]);
+    // A word the lexicon does not know as a place stays a qualifier, as before.
+    expect(surfaces('Senior adviser John Smith resigned.')).toEqual(['John Smith']);
+  });
+
   it('leaves a lone name before "government" untyped: a leader as often as an organisation', () => {
     expect(mentions('The Netanyahu government fell.')).toEqual(['Netanyahu/OTHER']);
   });
