@@ -120,6 +120,24 @@ const POSSESSIVE = /(?:['’]s|(?<=s)['’])$/u;
 const NAME_PREFIXES: ReadonlySet<string> = new Set(['anti', 'pro', 'ex', 'non', 'post', 'pre', 'neo', 'mid']);
 /** compromise keeps a lower-case prefix and its name as one term ("anti-Erdoğan"). */
 const PREFIXED_NAME = /^(\p{Ll}+)[-‐](?=\p{Lu})/u;
+/**
+ * Participles a name is hyphenated to when it says who is behind, in or of something: "Iran-backed",
+ * "Saudi-led", "Russia-based", "M23-aligned", "Hamas-run". The name is a mention of its own;
+ * compromise reads it as part of one adjective.
+ */
+const NAME_MODIFIERS =
+  'backed|led|based|run|made|born|linked|aligned|allied|affiliated|owned|controlled|held|occupied|annexed|sponsored|funded|supported|brokered|bound|built|operated|registered|listed|headquartered|focused|centric|style';
+/** What compromise tags a name hyphenated to a participle as, that the name is not. */
+const MODIFIER_TAGS: ReadonlySet<string> = new Set(['Adjective', 'Hyphenated', 'Verb', 'PastTense', 'Participle']);
+
+/** The name tags the lexicon gives a word out of context: a country, city or region is a place. */
+function lexicalNameTags(lower: string): string[] {
+  const tags = lexicalTags(lower).filter((t) => ['Country', 'City', 'Region', 'Place', 'Organization'].includes(t));
+  return tags.some((t) => t !== 'Organization') ? [...tags, 'Place'] : tags;
+}
+const HYPHEN_MODIFIER = new RegExp(`^(?:${NAME_MODIFIERS})$`, 'i');
+/** compromise keeps some such compounds as one term ("M23-aligned"): the name before the hyphen. */
+const MODIFIED_NAME = new RegExp(`^(\\p{Lu}[\\p{L}\\p{N}.&']*)[-‐](?:${NAME_MODIFIERS})$`, 'u');
 const OFFICE_DOMAINS: ReadonlySet<string> = new Set([
   'state',
   'defense',
@@ -313,17 +331,33 @@ function readWords(text: string): Word[] {
       if (possessive) end -= term.text.endsWith('s') ? 2 : 1;
       const prefix = PREFIXED_NAME.exec(term.text);
       const nameStart = prefix !== null && NAME_PREFIXES.has(prefix[1]!) ? start + prefix[0].length : start;
+      const modified = MODIFIED_NAME.exec(term.text);
+      if (modified !== null) end = start + modified[1]!.length;
       const core = text.slice(nameStart, end);
-      const gap = next === undefined ? '\n' : term.post + next.pre;
+      // "Iran-backed": the name before a hyphenated participle ends where the hyphen is.
+      const beforeModifier =
+        modified !== null ||
+        (/^[-‐]$/u.test(term.post) && next !== undefined && next.pre === '' && HYPHEN_MODIFIER.test(next.text));
+      const gap = modified !== null ? ' ' : next === undefined ? '\n' : beforeModifier ? ' ' : term.post + next.pre;
       words.push({
         text: core,
         lower: core.toLowerCase(),
         start: nameStart,
         end,
         gap,
-        // compromise's tags are the prefixed word's ("pro-Trump": Adjective); a capitalised word
-        // after a prefix is a name, typed by what the lexicon knows of it.
-        tags: new Set(nameStart === start ? term.tags : ['ProperNoun', ...lexicalTags(core.toLowerCase())]),
+        // compromise's tags are the prefixed or modified word's ("pro-Trump", "Iran-backed":
+        // Adjective); a capitalised word there is a name, typed by what the lexicon knows of it.
+        tags: new Set(
+          nameStart !== start
+            ? ['ProperNoun', ...lexicalTags(core.toLowerCase())]
+            : beforeModifier && UPPER_START.test(core)
+              ? [
+                  'ProperNoun',
+                  ...term.tags.filter((t) => !MODIFIER_TAGS.has(t)),
+                  ...lexicalNameTags(core.toLowerCase()),
+                ]
+              : term.tags,
+        ),
         match: matches.get(term.id),
         possessive,
         initial: nameStart === start && (initial || /["“‘(\n]/.test(term.pre)),

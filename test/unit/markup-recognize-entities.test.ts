@@ -63,6 +63,16 @@ describe('recognizeEntities', () => {
     expect(surfaces('Senior adviser John Smith resigned.')).toEqual(['John Smith']);
   });
 
+  it('finds the name hyphenated to a participle: who backs, leads or runs something', () => {
+    expect(surfaces('Iran-backed Houthi rebels fired missiles.')).toEqual(['Iran', 'Houthi']);
+    expect(mentions('A Russia-based group claimed the attack.')).toEqual(['Russia/LOCATION']);
+    expect(surfaces('The army attacked M23-aligned rebels near Minembwe.')).toEqual(['M23', 'Minembwe']);
+    expect(surfaces('The US-made missiles hit Kharkiv.')).toEqual(['US', 'Kharkiv']);
+    expect(surfaces('The Hamas-run health ministry said 40 died.')).toEqual(['Hamas']);
+    // Other hyphenated words are left as they were.
+    expect(surfaces('A well-known singer and a Coca-Cola bottle.')).toEqual(['Coca-Cola']);
+  });
+
   it('leaves a lone name before "government" untyped: a leader as often as an organisation', () => {
     expect(mentions('The Netanyahu government fell.')).toEqual(['Netanyahu/OTHER']);
   });
