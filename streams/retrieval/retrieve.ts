@@ -211,7 +211,7 @@ function withRoomForCopies(k: number): number {
  */
 const LATER_REVISIONS_LIMIT = 1_000;
 
-/** Statements read per chunk matched lexically over the interactions store (see `statementsOf`). */
+/** Statements read per chunk matched over the interactions store (see `statementsOf`). */
 const STATEMENTS_PER_PASSAGE = 8;
 
 function perArticle(request: SearchRequest): number {
@@ -745,8 +745,9 @@ export class Retriever {
   /**
    * The most relevant documents that pass the filter, best first: the nearest vectors and the best
    * BM25 matches, fetched at once and fused, without repeats of a text already found on the same day.
-   * Over statements alone, BM25 also matches their passages (`passage-matches.ts`): the chunks
-   * matched are read with the rest, then their statements under the same filter, one read more.
+   * Over statements alone, kNN and BM25 also match their passages (`passage-matches.ts`, by
+   * `passageMatch`): the chunks are searched with the rest, then their statements are read under
+   * the same filter, one read more.
    * Each hit's time is its latest report time the filter lets through (≤ t_q, inside the window or
    * ring searched): a story first reported before the window and reported again inside it is ranked
    * (TempRALM, recency, temporal rings) and cited as of that later report, not its first.
