@@ -37,6 +37,8 @@ export interface QuestionScore {
   textRank?: number;
   /** The composed answer contains the correct choice; undefined when not answerable. */
   answerInAnswer?: boolean;
+  /** The answer's lead came with the sentence it opens on (`compose-answer.ts`). */
+  leadContext?: boolean;
   /** Items returned, and those published after the question time. */
   retrieved: number;
   leaked: number;
@@ -59,6 +61,8 @@ export function scoreQuestion(input: {
   tq: number;
   items: readonly ScoredItem[];
   answer: string;
+  /** The lead quoted the sentence before it as its context. */
+  leadContext?: boolean;
   k: number;
   gold?: ReadonlySet<string> | undefined;
   answerable: boolean;
@@ -81,6 +85,7 @@ export function scoreQuestion(input: {
       ANSWER_RERANKERS.map((r) => [r, rerankAnswers(r, question.choices.length, mentions) === correct]),
     ) as Record<AnswerReranker, boolean>,
   };
+  if (input.leadContext) score.leadContext = true;
   const gold = input.gold;
   if (gold !== undefined) score.goldRank = firstRank(items, (item) => item.urls.some((url) => gold.has(url)));
   if (input.answerable) {

@@ -227,6 +227,12 @@ export const answerResponseSchema = z
         text: z.string().describe('The sentence, verbatim from item n.'),
         n: z.number().int().min(1),
         name: z.string().nullable().describe('The name it gives first, for a question that asks for a name.'),
+        context: z
+          .string()
+          .optional()
+          .describe(
+            'The sentence before it in the same item, quoted with it because the lead opens on what that one said ("In response to the visit, …"); absent when the lead reads alone.',
+          ),
       })
       .nullable()
       .describe("The extractive answer's leading sentence; null for an LLM answer or when nothing answered."),

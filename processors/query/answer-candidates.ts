@@ -246,3 +246,23 @@ export function looksLikeHeadline(sentence: string): boolean {
   if (longer.length < 3) return false;
   return longer.filter((w) => /^\p{Lu}/u.test(w)).length / longer.length > 0.7;
 }
+
+/**
+ * The sentence opens on something the sentence before it said, so it reads wrong alone: a pronoun
+ * or demonstrative ("He said…", "This comes after…"), a connective that answers or contrasts with
+ * what came before ("In response to the visit, …", "As a result, …", "However, …"), or an event
+ * noun that points back ("The move…", "The company said…").
+ */
+export function opensOnWhatCameBefore(sentence: string): boolean {
+  return DEPENDENT_OPENING.test(withoutDateline(sentence).trim());
+}
+
+const DEPENDENT_OPENING = new RegExp(
+  [
+    String.raw`^(?:he|she|it|they|his|her|its|their|this|that|these|those|such)\b(?!\.)`,
+    String.raw`^(?:in (?:response|reply|retaliation|turn)|as a result|because of (?:this|that)|following (?:this|that)|after (?:this|that)|however|but|instead|nevertheless|nonetheless)\b`,
+    String.raw`^(?:the )?(?:same|next|following|previous) (?:day|week|month|year)\b`,
+    String.raw`^the (?:move|decision|announcement|incident|attack|deal|visit|remarks|comments|measure|proposal|suspect|company|group)\b`,
+  ].join('|'),
+  'i',
+);

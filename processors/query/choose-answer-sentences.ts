@@ -64,6 +64,8 @@ export interface ScoredSentence {
   score: number;
   /** The answers of the expected type it holds that the question does not name, in order. */
   answers: string[];
+  /** The sentence just before it in the same text (its item's, or its passage), when it has one. */
+  before?: string;
 }
 
 export interface AnswerChoice {
@@ -169,6 +171,8 @@ interface Candidate {
   /** From the item's source passage, not its own text. */
   fromPassage: boolean;
   text: string;
+  /** The sentence just before it in the same text, when it has one. */
+  before: string | undefined;
   key: string;
   words: Set<string>;
   terms: Map<string, number>;
@@ -309,19 +313,25 @@ function rankCandidates(
   return { type, ranked: relevant.sort(byScore) };
 }
 
+const collapsed = (text: string): string => text.replace(/\s+/g, ' ').trim();
+
 /** Every sentence of every item, in item order, the same sentence kept once (with its first item). */
 function sentencesOf(items: readonly SentenceSource[]): Candidate[] {
   const byKey = new Set<string>();
   const candidates: Candidate[] = [];
   items.forEach((item, index) => {
     const sentencesOfText = (text: string, fromPassage: boolean) =>
-      splitSentences(text).map((range) => ({ raw: text.slice(range.start, range.end), fromPassage }));
+      splitSentences(text).map((range, i, all) => ({
+        raw: text.slice(range.start, range.end),
+        before: i === 0 ? undefined : collapsed(text.slice(all[i - 1]!.start, all[i - 1]!.end)),
+        fromPassage,
+      }));
     const sentences = [
       ...sentencesOfText(item.text, false),
       ...(item.passage ? sentencesOfText(item.passage, true) : []),
     ];
-    sentences.forEach(({ raw, fromPassage }, position) => {
-      const sentence = raw.replace(/\s+/g, ' ').trim();
+    sentences.forEach(({ raw, before, fromPassage }, position) => {
+      const sentence = collapsed(raw);
       const all = words(sentence);
       const key = all.join(' ');
       if (key === '' || byKey.has(key) || isBoilerplate(sentence)) return;
@@ -332,6 +342,7 @@ function sentencesOf(items: readonly SentenceSource[]): Candidate[] {
         position,
         fromPassage,
         text: sentence,
+        before: before === '' ? undefined : before,
         key,
         words: new Set(all),
 
@@ -589,5 +600,11 @@ function nameOfLead(type: AnswerType, lead: Candidate): string | null {
 }
 
 function scored(c: Candidate): ScoredSentence {
-  return { item: c.item, text: c.text, score: Math.round(c.score * 1000) / 1000, answers: c.answers };
+  return {
+    item: c.item,
+    text: c.text,
+    score: Math.round(c.score * 1000) / 1000,
+    answers: c.answers,
+    ...(c.before === undefined ? {} : { before: c.before }),
+  };
 }

@@ -12,6 +12,7 @@
  *   citation markers are checked against the items, and a marker that names no item is removed.
  */
 import type { ChatMessage } from '../extract/chat-model.js';
+import { asksSomething, isBoilerplate, looksLikeHeadline, opensOnWhatCameBefore } from './answer-candidates.js';
 import { chooseAnswerSentences, type ScoredSentence } from './choose-answer-sentences.js';
 import { findDisagreements, type Disagreement } from './find-disagreements.js';
 import { spellDate } from './reformulate-query.js';
@@ -46,6 +47,11 @@ export interface AnswerLead {
   n: number;
   /** The name it gives, put first in the answer, for a question that asks for a name. */
   name: string | null;
+  /**
+   * The sentence before it in the same item, quoted with it when the lead opens on what that one
+   * said ("In response to the visit, …"); absent when the lead reads alone.
+   */
+  context?: string;
 }
 
 /** One of two sources that disagree about one event, as the answer cites it. */
@@ -83,6 +89,20 @@ function citationOf(item: AnswerItem, n: number): Citation {
 /** How many further sentences follow the lead. */
 const SUPPORTING_SENTENCES = 3;
 
+/** Longest sentence quoted before a lead as its context, in words. */
+const CONTEXT_MAX_WORDS = 60;
+
+/**
+ * The sentence a lead needs before it to be read: the one before it in its item, when the lead
+ * opens on it ("In response to the visit, …", "He said …") and it is a plain sentence itself.
+ */
+function contextOf(lead: ScoredSentence): string | undefined {
+  const before = lead.before;
+  if (before === undefined || !opensOnWhatCameBefore(lead.text)) return undefined;
+  if (isBoilerplate(before) || asksSomething(before) || looksLikeHeadline(before)) return undefined;
+  return before.split(/\s+/).length <= CONTEXT_MAX_WORDS ? before : undefined;
+}
+
 /** A sentence as a clause: its own words, a closing full stop dropped so a citation can follow. */
 function clause(text: string): string {
   return text.trim().replace(/[.\s]+$/, '');
@@ -96,11 +116,12 @@ function clause(text: string): string {
  * quotes show where it was read: `Seattle Storm — "Bird played her whole career for the Seattle
  * Storm" [3] (September 7, 2022).` A sentence that already starts with the name is left as it is.
  */
-function leadLine(sentence: ScoredSentence, name: string | null, item: AnswerItem): string {
+function leadLine(sentence: ScoredSentence, name: string | null, item: AnswerItem, context?: string): string {
   const date = spellDate(Date.parse(item.published_at));
   const n = sentence.item + 1;
-  if (name !== null && !sentence.text.startsWith(name)) return `${name} — "${clause(sentence.text)}" [${n}] (${date}).`;
-  return `${clause(sentence.text)} [${n}] (${date}).`;
+  const text = context === undefined ? sentence.text : `${context} ${sentence.text}`;
+  if (name !== null && !text.startsWith(name)) return `${name} — "${clause(text)}" [${n}] (${date}).`;
+  return `${clause(text)} [${n}] (${date}).`;
 }
 
 function newestFirst(sentences: readonly ScoredSentence[], items: readonly AnswerItem[]): ScoredSentence[] {
@@ -152,7 +173,8 @@ export function extractiveAnswer(
   if (used.length === 0) {
     return { answer: `Nothing was found about "${question}" published as of ${asOf}.`, citations: [], lead: null };
   }
-  const choice = chooseAnswerSentences(question, used, { support: SUPPORTING_SENTENCES, asOf: tq });
+  // One more than shown: the lead's context, when it needs one, may be among them.
+  const choice = chooseAnswerSentences(question, used, { support: SUPPORTING_SENTENCES + 1, asOf: tq });
   if (choice.lead === null) {
     const firsts = chooseAnswerSentences('', used, { support: SUPPORTING_SENTENCES - 1, asOf: tq });
     const closest = newestFirst(firsts.lead === null ? [] : [firsts.lead, ...firsts.support], used);
@@ -166,19 +188,28 @@ export function extractiveAnswer(
     };
   }
   const lead = choice.lead;
-  const support = newestFirst(choice.support, used);
+  const context = contextOf(lead);
+  const support = newestFirst(
+    choice.support.filter((s) => context === undefined || s.text !== context).slice(0, SUPPORTING_SENTENCES),
+    used,
+  );
   // Sources that disagree about what the answer states are both said, right after the lead.
   const disagreements = findDisagreements(used, [lead, ...support], {
     nameAnswers: choice.type === 'person' || choice.type === 'name' || choice.type === 'place',
   }).map((d): AnswerDisagreement => ({ slot: d.slot, sources: [sourceOf(d.reports[0]), sourceOf(d.reports[1])] }));
-  const lines = [leadLine(lead, choice.leadName, used[lead.item]!), ...disagreements.map(disagreementLine)];
+  const lines = [leadLine(lead, choice.leadName, used[lead.item]!, context), ...disagreements.map(disagreementLine)];
   if (support.length > 0) lines.push(`Also, as of ${asOf}:`, ...support.map((s) => datedLine(s, used)));
   else lines.push(`Retrieved as of ${asOf}.`);
   const disputed = disagreements.flatMap((d) => d.sources.map((s) => ({ item: s.n - 1 })));
   return {
     answer: lines.join('\n'),
     citations: citationsInOrder([lead, ...disputed, ...support], used),
-    lead: { text: lead.text, n: lead.item + 1, name: choice.leadName },
+    lead: {
+      text: lead.text,
+      n: lead.item + 1,
+      name: choice.leadName,
+      ...(context === undefined ? {} : { context }),
+    },
     ...(disagreements.length > 0 ? { disagreements } : {}),
   };
 }

@@ -346,6 +346,58 @@ describe('extractive answers', () => {
       [3, 'i2'],
     ]);
   });
+
+  it('quotes the sentence a lead opens on before it, and not again among the others', () => {
+    const greenland: AnswerItem[] = [
+      {
+        id: 'c1',
+        kind: 'chunk',
+        text:
+          'Donald Trump Jr. makes a personal visit to Greenland weeks after his father called control of the island a necessity. ' +
+          'In response to the visit, Danish prime minister Mette Frederiksen states that "Greenland belongs to the Greenlanders".',
+        published_at: '2025-01-07T00:00:00.000Z',
+        url: 'https://a.example/greenland',
+      },
+      {
+        id: 'c2',
+        kind: 'chunk',
+        text: 'The King of Denmark changes the Danish coat of arms to feature Greenland more prominently.',
+        published_at: '2025-01-06T00:00:00.000Z',
+        url: null,
+      },
+    ];
+    const composed = extractiveAnswer(
+      'What did the Danish prime minister say about Greenland?',
+      Date.UTC(2025, 0, 20),
+      greenland,
+    );
+    expect(composed.answer.split('\n')[0]).toBe(
+      'Donald Trump Jr. makes a personal visit to Greenland weeks after his father called control of the island a necessity. ' +
+        'In response to the visit, Danish prime minister Mette Frederiksen states that "Greenland belongs to the Greenlanders" [1] (January 7, 2025).',
+    );
+    expect(composed.answer.match(/personal visit/g)).toHaveLength(1);
+    expect(composed.lead).toMatchObject({
+      text: 'In response to the visit, Danish prime minister Mette Frederiksen states that "Greenland belongs to the Greenlanders".',
+      context:
+        'Donald Trump Jr. makes a personal visit to Greenland weeks after his father called control of the island a necessity.',
+    });
+  });
+
+  it('leaves a lead that reads alone as it is, and one that opens its item', () => {
+    const alone = extractiveAnswer('Doja Cat news', TQ, items);
+    expect(alone.lead).not.toHaveProperty('context');
+    const first = extractiveAnswer('What did the company announce?', TQ, [
+      {
+        id: 'c1',
+        kind: 'chunk',
+        text: 'The company announced record sales. Shares rose.',
+        published_at: '2023-08-31T00:00:00.000Z',
+        url: null,
+      },
+    ]);
+    expect(first.lead?.text).toBe('The company announced record sales.');
+    expect(first.lead).not.toHaveProperty('context');
+  });
 });
 
 describe('LLM answers', () => {
