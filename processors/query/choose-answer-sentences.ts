@@ -317,7 +317,7 @@ const collapsed = (text: string): string => text.replace(/\s+/g, ' ').trim();
 
 /** Every sentence of every item, in item order, the same sentence kept once (with its first item). */
 function sentencesOf(items: readonly SentenceSource[]): Candidate[] {
-  const byKey = new Set<string>();
+  const byKey = new Map<string, Candidate>();
   const candidates: Candidate[] = [];
   items.forEach((item, index) => {
     const sentencesOfText = (text: string, fromPassage: boolean) =>
@@ -334,10 +334,15 @@ function sentencesOf(items: readonly SentenceSource[]): Candidate[] {
       const sentence = collapsed(raw);
       const all = words(sentence);
       const key = all.join(' ');
-      if (key === '' || byKey.has(key) || isBoilerplate(sentence)) return;
-      byKey.add(key);
+      const seen = byKey.get(key);
+      if (seen !== undefined) {
+        // A statement is often its passage's sentence word for word: the passage says what came before it.
+        if (seen.item === index && seen.before === undefined && before) seen.before = before;
+        return;
+      }
+      if (key === '' || isBoilerplate(sentence)) return;
       const terms = countTerms(all);
-      candidates.push({
+      const candidate: Candidate = {
         item: index,
         position,
         fromPassage,
@@ -356,7 +361,9 @@ function sentencesOf(items: readonly SentenceSource[]): Candidate[] {
         fit: 0,
         form: 0,
         score: 0,
-      });
+      };
+      byKey.set(key, candidate);
+      candidates.push(candidate);
     });
   });
   return candidates;

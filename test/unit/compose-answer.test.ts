@@ -383,6 +383,29 @@ describe('extractive answers', () => {
     });
   });
 
+  it("reads a statement's context in its passage when the statement is the passage's sentence", () => {
+    const statement =
+      'In response to the visit, Danish prime minister Mette Frederiksen states that Greenland belongs to the Greenlanders.';
+    const composed = extractiveAnswer(
+      'What did the Danish prime minister say about Greenland?',
+      Date.UTC(2025, 0, 20),
+      [
+        {
+          id: 'i1',
+          kind: 'interaction',
+          text: statement,
+          passage: `Donald Trump Jr. makes a personal visit to Greenland. ${statement} Flights resume.`,
+          published_at: '2025-01-07T00:00:00.000Z',
+          url: 'https://a.example/greenland',
+        },
+      ],
+    );
+    expect(composed.lead).toMatchObject({
+      text: statement,
+      context: 'Donald Trump Jr. makes a personal visit to Greenland.',
+    });
+  });
+
   it('leaves a lead that reads alone as it is, and one that opens its item', () => {
     const alone = extractiveAnswer('Doja Cat news', TQ, items);
     expect(alone.lead).not.toHaveProperty('context');
