@@ -12,8 +12,9 @@ import type {
 
 /**
  * In-process topics behind the same interfaces as Kafka, so the same stages run with no broker:
- * the default of `npm start`, and fast tests. Partitions keep order, committed offsets are kept per
- * group, and `send` resolves once the records are appended. What it does not do: survive the process,
+ * the default of `npm start`, and fast tests. Partitions keep order, a consumer gets the records
+ * of all its partitions in the order they were appended (so a replay runs the same way every time),
+ * committed offsets are kept per group, and `send` resolves once the records are appended. What it does not do: survive the process,
  * or share a group between several consumers (one member per group gets every partition).
  */
 interface StoredRecord {
@@ -21,7 +22,18 @@ interface StoredRecord {
   value: Buffer | null;
   headers: Record<string, Buffer>;
   timestamp: string;
+  /** Broker-wide append order: a consumer of several partitions gets their records in it. */
+  sequence: number;
 }
+
+/** A record read back with its broker-wide append order. */
+interface SequencedRecord {
+  record: RawRecord;
+  sequence: number;
+}
+
+/** Records a consumer reads from one partition per round. */
+const CONSUMER_BATCH = 64;
 
 interface EmbeddedTopic {
   partitions: StoredRecord[][];
@@ -52,6 +64,7 @@ export class EmbeddedBroker {
   private readonly topics = new Map<string, EmbeddedTopic>();
   private readonly committed = new Map<string, Map<string, bigint>>();
   private readonly waiters = new Set<() => void>();
+  private appended = 0;
 
   createTopic(spec: TopicSpec): void {
     if (this.topics.has(spec.topic)) return;
@@ -77,18 +90,23 @@ export class EmbeddedBroker {
       if (!target) throw new Error(`topic ${name} has no partition ${partition}`);
       const headers: Record<string, Buffer> = {};
       for (const [header, value] of Object.entries(record.headers ?? {})) headers[header] = toBuffer(value);
-      target.push({ key, value: record.value, headers, timestamp: String(Date.now()) });
+      target.push({ key, value: record.value, headers, timestamp: String(Date.now()), sequence: this.appended++ });
     }
     for (const wake of [...this.waiters]) wake();
   }
 
   /** Records of one partition from `offset` on (a copy of the references; records are immutable). */
   read(name: string, partition: number, offset: bigint): RawRecord[] {
+    return this.readSequenced(name, partition, offset).map((r) => r.record);
+  }
+
+  /** At most `limit` records of one partition from `offset` on, each with its append order. */
+  readSequenced(name: string, partition: number, offset: bigint, limit = Number.POSITIVE_INFINITY): SequencedRecord[] {
     const stored = this.topic(name).partitions[partition] ?? [];
-    const result: RawRecord[] = [];
-    for (let at = Number(offset); at < stored.length; at++) {
-      const record = stored[at]!;
-      result.push({ topic: name, partition, offset: String(at), ...record });
+    const result: SequencedRecord[] = [];
+    for (let at = Number(offset); at < stored.length && result.length < limit; at++) {
+      const { sequence, ...fields } = stored[at]!;
+      result.push({ record: { topic: name, partition, offset: String(at), ...fields }, sequence });
     }
     return result;
   }
@@ -156,23 +174,34 @@ class EmbeddedConsumer implements TransportConsumer {
     const heartbeat = (): Promise<void> => Promise.resolve();
     while (this.running) {
       let delivered = 0;
-      // Round-robin over partitions, a few records each, so one busy partition cannot starve others.
-      for (const position of positions) {
-        const records = this.broker.read(position.topic, position.partition, position.next).slice(0, 64);
+      // The records of every partition, in the order they were appended: no partition starves the
+      // others, and a replay reaches the stage in the same order every run, however the producer
+      // and this loop happen to interleave (the partitions of a Kafka topic give no such promise).
+      const batches = positions.map((position) => {
+        const records = this.broker.readSequenced(position.topic, position.partition, position.next, CONSUMER_BATCH);
         const end = this.broker.endOffsets(position.topic)[position.partition]!;
         callbacks.onLag?.(position.topic, position.partition, Number(end - position.next));
-        for (const record of records) {
-          // pause()/stop() flip these flags from other callbacks while we await.
-          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
-          while (this.paused && this.running) await new Promise<void>((resolve) => (this.wakePaused = resolve));
-          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
-          if (!this.running) return;
-          // False ends this batch, not the consumer (as on Kafka): the refused record is read again
-          // on the next round, so a refusal never stalls the partition.
-          if (!(await callbacks.deliver(record, heartbeat))) break;
-          position.next = BigInt(record.offset) + 1n;
-          delivered += 1;
-        }
+        return { position, records };
+      });
+      // A partition with more waiting than one batch holds back what was appended after its last
+      // record read, which the next round delivers in its place.
+      const bound = Math.min(
+        ...batches.filter((b) => b.records.length === CONSUMER_BATCH).map((b) => b.records.at(-1)!.sequence),
+      );
+      const round = batches
+        .flatMap(({ position, records }) => records.filter((r) => r.sequence <= bound).map((r) => ({ position, ...r })))
+        .sort((a, b) => a.sequence - b.sequence);
+      for (const { position, record } of round) {
+        // pause()/stop() flip these flags from other callbacks while we await.
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
+        while (this.paused && this.running) await new Promise<void>((resolve) => (this.wakePaused = resolve));
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
+        if (!this.running) return;
+        // False ends this round, not the consumer (as on Kafka): the refused record is read again
+        // on the next round, so a refusal never stalls the partition.
+        if (!(await callbacks.deliver(record, heartbeat))) break;
+        position.next = BigInt(record.offset) + 1n;
+        delivered += 1;
       }
       if (delivered === 0) await this.broker.waitForData(200);
     }

@@ -8,6 +8,7 @@ import { KafkaSink } from '../kafka/kafka-sink.js';
 import { stageDecoder, topicRecord } from '../runtime/record-codec.js';
 import { startStage, stderrLogger, type RunningStage, type StageOutput } from '../runtime/run-stage.js';
 import { StageError } from '../runtime/stage-error.js';
+import { ArrivalOrder } from '../runtime/arrival-order.js';
 import type { Transport } from '../runtime/transport.js';
 import { followStateTopic, refusedAs, stageWithTails } from '../runtime/state-topic.js';
 import { pipelineTopics, type StageBindingOptions } from '../pipeline/pipeline-topics.js';
@@ -105,6 +106,7 @@ export async function startMarkupStage(
     }
   };
 
+  const linking = new ArrivalOrder();
   const sink = new KafkaSink(transport.producer(), { name: 'kafka' });
   const stage = await startStage<Article>(transport, {
     name: 'markup',
@@ -112,25 +114,26 @@ export async function startMarkupStage(
     inputTopics: [topics.articles],
     deadLetterTopic: topics.deadLetters,
     decode: stageDecoder('Article'),
-    process: async ({ value: article }): Promise<StageOutput[]> => {
-      const analysis = await analyse(article);
-      const marked = refusedAs('markup', `article ${article.id}`, () =>
-        markArticle(article, registry, markup, analysis),
-      );
-      // Linking (markArticle given its analysis) and takeChanges run in one synchronous turn: the
-      // changes are this article's.
-      const changes = throttle.select(registry.takeChanges());
-      newestSeen = Math.max(newestSeen, article.published_at);
-      if (++sinceRetention >= retention.everyArticles) applyRetention();
-      return [
-        { sink: 'kafka', id: article.id, item: topicRecord(topics.marked, 'MarkedArticle', article.id, marked) },
-        ...changes.map((entity) => ({
-          sink: 'kafka',
-          id: entity.id,
-          item: topicRecord(topics.registry, 'RegistryEntity', entity.id, entity),
-        })),
-      ];
-    },
+    // Analyses run side by side; linking follows the articles' arrival order (see ArrivalOrder).
+    process: ({ value: article }): Promise<StageOutput[]> =>
+      linking.run(analyse(article), (analysis): StageOutput[] => {
+        const marked = refusedAs('markup', `article ${article.id}`, () =>
+          markArticle(article, registry, markup, analysis),
+        );
+        // Linking (markArticle given its analysis) and takeChanges run in one synchronous turn: the
+        // changes are this article's.
+        const changes = throttle.select(registry.takeChanges());
+        newestSeen = Math.max(newestSeen, article.published_at);
+        if (++sinceRetention >= retention.everyArticles) applyRetention();
+        return [
+          { sink: 'kafka', id: article.id, item: topicRecord(topics.marked, 'MarkedArticle', article.id, marked) },
+          ...changes.map((entity) => ({
+            sink: 'kafka',
+            id: entity.id,
+            item: topicRecord(topics.registry, 'RegistryEntity', entity.id, entity),
+          })),
+        ];
+      }),
     sinks: { kafka: sink },
     ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
     ...(options.metrics ? { metrics: options.metrics } : {}),
