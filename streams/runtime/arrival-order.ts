@@ -13,6 +13,9 @@ export class ArrivalOrder {
    * a step that throws, rejects this one only; the steps queued after it still run.
    */
   run<I, T>(input: Promise<I>, step: (value: I) => T): Promise<T> {
+    // An input may fail while it waits for its turn (the stage stopping closes the workers): it is
+    // handled here at once, or Node would take it for an unhandled rejection and end the process.
+    input.catch(() => undefined);
     const result = this.tail.then(() => input).then(step);
     this.tail = result.catch(() => undefined);
     return result;

@@ -80,6 +80,26 @@ describe('ArrivalOrder', () => {
     expect(results).toEqual([10, 20, 30]);
   });
 
+  it('holds an input that fails while it waits for its turn without an unhandled rejection', async () => {
+    const order = new ArrivalOrder();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      let finishFirst!: () => void;
+      const first = order.run(new Promise<void>((resolve) => (finishFirst = resolve)), () => 'first');
+      const waiting = order.run(Promise.reject(new Error('workers closed')), () => 'never');
+      // Let Node look for unhandled rejections while the second input waits behind the first.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      finishFirst();
+      await expect(first).resolves.toBe('first');
+      await expect(waiting).rejects.toThrow('workers closed');
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('rejects only the step whose input failed or that threw; the ones after it still run', async () => {
     const order = new ArrivalOrder();
     const ran: string[] = [];
