@@ -171,7 +171,7 @@ interface Candidate {
   /** From the item's source passage, not its own text. */
   fromPassage: boolean;
   text: string;
-  /** The sentence just before it in the same text, when it has one. */
+  /** The sentence just before it in the same text, as written (collapsed only when it is returned). */
   before: string | undefined;
   key: string;
   words: Set<string>;
@@ -323,7 +323,7 @@ function sentencesOf(items: readonly SentenceSource[]): Candidate[] {
     const sentencesOfText = (text: string, fromPassage: boolean) =>
       splitSentences(text).map((range, i, all) => ({
         raw: text.slice(range.start, range.end),
-        before: i === 0 ? undefined : collapsed(text.slice(all[i - 1]!.start, all[i - 1]!.end)),
+        before: i === 0 ? undefined : text.slice(all[i - 1]!.start, all[i - 1]!.end),
         fromPassage,
       }));
     const sentences = [
@@ -347,7 +347,7 @@ function sentencesOf(items: readonly SentenceSource[]): Candidate[] {
         position,
         fromPassage,
         text: sentence,
-        before: before === '' ? undefined : before,
+        before,
         key,
         words: new Set(all),
 
@@ -612,6 +612,6 @@ function scored(c: Candidate): ScoredSentence {
     text: c.text,
     score: Math.round(c.score * 1000) / 1000,
     answers: c.answers,
-    ...(c.before === undefined ? {} : { before: c.before }),
+    ...(c.before === undefined || collapsed(c.before) === '' ? {} : { before: collapsed(c.before) }),
   };
 }

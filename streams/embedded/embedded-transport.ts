@@ -14,8 +14,9 @@ import type {
  * In-process topics behind the same interfaces as Kafka, so the same stages run with no broker:
  * the default of `npm start`, and fast tests. Partitions keep order, a consumer gets the records
  * of all its partitions in the order they were appended (so a replay runs the same way every time),
- * committed offsets are kept per group, and `send` resolves once the records are appended. What it does not do: survive the process,
- * or share a group between several consumers (one member per group gets every partition).
+ * committed offsets are kept per group, and `send` resolves once the records are appended. What it
+ * does not do: survive the process, or share a group between several consumers (one member per
+ * group gets every partition).
  */
 interface StoredRecord {
   key: Buffer | null;
