@@ -774,12 +774,16 @@ export class Retriever {
     const statements = underPassages.map((d) => ({ id: d.id, chunkIds: d.chunk_ids ?? [] }));
     const listed = (list: readonly ScoredDocument[]): ListedDocument[] =>
       list.map((d) => ({ id: d.document.id, score: d.score }));
-    // Cosines of one model are on one scale; BM25 scores of two indices are not.
+    // Cosines of one model are on one scale; BM25 scores of two indices are not. The merged lists are
+    // not cut back to k: a matched passage brings all its statements (two or three, up to
+    // STATEMENTS_PER_PASSAGE), and a statement's own cosine is higher than its five-sentence
+    // passage's, so a cut at k kept the statements' own matches and the first few passages and
+    // dropped passages the chunks' own search had found. Every statement read is fused and ranked.
     const dense = densePassages
-      ? mergePassageMatches(listed(ownDense), listed(passageDense), statements, 'raw').slice(0, k)
+      ? mergePassageMatches(listed(ownDense), listed(passageDense), statements, 'raw')
       : listed(ownDense);
     const lexical = lexicalPassages
-      ? mergePassageMatches(listed(ownLexical), listed(passageLexical), statements, 'relative').slice(0, k)
+      ? mergePassageMatches(listed(ownLexical), listed(passageLexical), statements, 'relative')
       : listed(ownLexical);
     const documents = new Map(
       [...ownDense, ...ownLexical, ...underPassages.map((document) => ({ document }))].map((d) => [
