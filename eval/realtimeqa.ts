@@ -1,9 +1,9 @@
 /**
  * `npm run eval -- realtimeqa [--questions N] [--k 5] [--configs a,b] [--stores s,t] [--baseline c/s]
- * [--compare b/s:a/s,…] [--no-cache] [--extractive-answers]`: temporal retrieval and answer quality
- * on RealTime QA 2022–2023 (read at run time from the development data, never copied; skips with a
- * message when absent). Every question by default; `--questions N` takes N spread evenly over the
- * question dates.
+ * [--compare b/s:a/s,…] [--no-cache] [--extractive-answers] [--per-question FILE]`: temporal
+ * retrieval and answer quality on RealTime QA 2022–2023 (read at run time from the development
+ * data, never copied; skips with a message when absent). Every question by default; `--questions N`
+ * takes N spread evenly over the question dates.
  *
  * The documents retrieved for the evaluated questions (and the 2022 gold articles) go through the
  * product's own intake normalisation, markup, chunking, dedupe and extraction (the LLM of
@@ -105,13 +105,17 @@ const comparePairs = (args.compare ?? '')
     return { a, b };
   });
 
-async function mapAtMost<T, R>(items: readonly T[], atOnce: number, run: (item: T) => Promise<R>): Promise<R[]> {
+async function mapAtMost<T, R>(
+  items: readonly T[],
+  atOnce: number,
+  run: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {
     while (next < items.length) {
       const i = next++;
-      results[i] = await run(items[i]!);
+      results[i] = await run(items[i]!, i);
     }
   };
   await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, worker));
@@ -145,15 +149,35 @@ async function answerWithRetries<T>(run: () => Promise<T>): Promise<T | undefine
   return undefined;
 }
 
+/** What the per-question file shows of a retrieved item: enough to see why a question missed. */
+interface RetrievedSummary {
+  published_at: string;
+  score: number;
+  /** The item's first 160 characters, whitespace collapsed. */
+  text: string;
+}
+
+const PREVIEW_CHARACTERS = 160;
+
+function summaryOf(item: { published_at: string; score: number; text: string }): RetrievedSummary {
+  return {
+    published_at: item.published_at.slice(0, 10),
+    score: Number(item.score.toPrecision(4)),
+    text: item.text.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARACTERS),
+  };
+}
+
 /**
- * One line per question of a configuration (`--per-question FILE`, appended): its id and scores, so
- * that runs of different code on the same questions can be compared question by question.
+ * One line per question of a configuration (`--per-question FILE`, appended): its id, its scores and
+ * the start of each retrieved item, so that runs of different code on the same questions can be
+ * compared question by question and a miss read without rerunning it.
  */
 function writePerQuestion(
   file: string,
   key: string,
   questions: readonly { question_id: string }[],
   perQuestion: readonly QuestionScore[],
+  retrieved: readonly (readonly RetrievedSummary[] | undefined)[],
 ): void {
   const lines = perQuestion.map((score, i) =>
     JSON.stringify({
@@ -166,6 +190,7 @@ function writePerQuestion(
       lead_context: score.leadContext === true,
       gold_rank: score.goldRank ?? null,
       leaked: score.leaked,
+      retrieved: retrieved[i] ?? [],
     }),
   );
   appendFileSync(file, `${lines.join('\n')}\n`);
@@ -211,9 +236,10 @@ async function main(): Promise<void> {
         const started = performance.now();
         let fellBack = 0;
         let failed = 0;
+        const retrieved = new Array<RetrievedSummary[] | undefined>(asked.length);
         scores.set(
           key,
-          await mapAtMost(asked, QUESTIONS_AT_ONCE, async ({ question, tq }) => {
+          await mapAtMost(asked, QUESTIONS_AT_ONCE, async ({ question, tq }, at) => {
             const request = requestFor(configuration, { q: question.question_sentence, tq }, DEPTH, store);
             const result = await answerWithRetries(() => answerQuestion(index.retriever, request, answerChat));
             if (result === undefined) {
@@ -221,6 +247,7 @@ async function main(): Promise<void> {
               return failedScore;
             }
             if (result.fallback !== undefined) fellBack += 1;
+            retrieved[at] = result.items.map(summaryOf);
             return scoreQuestion({
               question,
               tq,
@@ -240,7 +267,7 @@ async function main(): Promise<void> {
           }),
         );
         if (args['per-question'] !== undefined)
-          writePerQuestion(args['per-question'], key, set.evaluated, scores.get(key)!);
+          writePerQuestion(args['per-question'], key, set.evaluated, scores.get(key)!, retrieved);
         askSeconds[key] = Math.round((performance.now() - started) / 100) / 10;
         if (fellBack > 0) fallbacks[key] = fellBack;
         if (failed > 0) failures[key] = failed;
