@@ -35,6 +35,11 @@ export interface QuestionScore {
   answerRank?: number;
   /** The same, in the item's own text only (an interaction's statement without its passage). */
   textRank?: number;
+  /**
+   * The same, not counting items that ask the question themselves: the weekly news quiz the question
+   * comes from is in the corpus, dated before the question, and lists every choice with it.
+   */
+  notQuizRank?: number;
   /** The composed answer contains the correct choice; undefined when not answerable. */
   answerInAnswer?: boolean;
   /** The answer's lead came with the sentence it opens on (`compose-answer.ts`). */
@@ -44,6 +49,21 @@ export interface QuestionScore {
   leaked: number;
   /** Each answer reranker picked the correct choice from the top k. */
   mcCorrect: Record<AnswerReranker, boolean>;
+}
+
+/** An asking sentence shorter than this is too common a phrase to mark a quiz page ("Who won?"). */
+const QUIZ_SENTENCE_MIN = 25;
+
+/**
+ * The item asks the question itself (in its text or its passage): the quiz page, not evidence. It
+ * holds the question's asking sentence (its last), or the whole question when that sentence is
+ * short: a chunk may begin in the middle of a question's scene-setting.
+ */
+function asksTheQuestion(item: ScoredItem, question: Question): boolean {
+  const asked = normaliseText(question.question_sentence);
+  const last = asked.split(/(?<=[.?!])\s+/).at(-1) ?? asked;
+  const marker = last.length >= QUIZ_SENTENCE_MIN ? last : asked;
+  return marker !== '' && normaliseText(`${item.text}\n${item.passage ?? ''}`).includes(marker);
 }
 
 function firstRank(items: readonly ScoredItem[], matches: (item: ScoredItem) => boolean): number {
@@ -91,6 +111,10 @@ export function scoreQuestion(input: {
   if (input.answerable) {
     score.answerRank = firstRank(items, (item) => contains(item.text) || contains(item.passage ?? ''));
     score.textRank = firstRank(items, (item) => contains(item.text));
+    score.notQuizRank = firstRank(
+      items,
+      (item) => (contains(item.text) || contains(item.passage ?? '')) && !asksTheQuestion(item, question),
+    );
     score.answerInAnswer = contains(input.answer);
   }
   return score;
@@ -113,7 +137,16 @@ function proportion(hits: number, n: number): Figure {
 export function figureValues(all: readonly QuestionScore[], k: number): Record<string, (number | undefined)[]> {
   // A failed question keeps its place (pairs stay aligned) but has no value in any figure.
   const scores = all.map((s) =>
-    s.failed ? { ...s, goldRank: undefined, answerRank: undefined, textRank: undefined, answerInAnswer: undefined } : s,
+    s.failed
+      ? {
+          ...s,
+          goldRank: undefined,
+          answerRank: undefined,
+          textRank: undefined,
+          notQuizRank: undefined,
+          answerInAnswer: undefined,
+        }
+      : s,
   );
   const counted = (i: number, value: number) => (all[i]!.failed ? undefined : value);
   const hit = (rank: number | undefined, depth: number) =>
@@ -124,6 +157,8 @@ export function figureValues(all: readonly QuestionScore[], k: number): Record<s
     [`answer_recall@${k}`]: scores.map((s) => hit(s.answerRank, k)),
     // Differs from answer_recall only for interactions: their statements alone, passages unread.
     [`statement_recall@${k}`]: scores.map((s) => hit(s.textRank, k)),
+    // What answer_recall would be without the quiz pages that ask the question with its choices.
+    [`answer_recall@${k}_not_quiz`]: scores.map((s) => hit(s.notQuizRank, k)),
     [`mrr@${MRR_DEPTH}`]: scores.map((s) =>
       s.answerRank === undefined ? undefined : s.answerRank >= 1 && s.answerRank <= MRR_DEPTH ? 1 / s.answerRank : 0,
     ),

@@ -23,6 +23,9 @@
  *   source passage returned with it) contains the correct choice (answerable questions, as listed in
  *   `derived/answerable_question_ids.json`); `statement_recall@k`: the same in the items' own text
  *   only (an interaction's statement without its passage; for chunks it equals answer_recall@k);
+ * - `answer_recall@k_not_quiz`: answer_recall@k not counting items that ask the question themselves
+ *   (the weekly news quiz a question comes from is in the corpus, dated before the question, with
+ *   all its choices: retrieving it finds the question, not the evidence);
  * - `mrr@10`: the reciprocal rank of the first item containing the correct choice in the top 10, 0
  *   if none (answerable questions);
  * - `answer_in_answer`: the composed answer contains the correct choice (answerable questions);
@@ -186,6 +189,7 @@ function writePerQuestion(
       failed: score.failed === true,
       answer_rank: score.answerRank ?? null,
       statement_rank: score.textRank ?? null,
+      not_quiz_rank: score.notQuizRank ?? null,
       answer_in_answer: score.answerInAnswer ?? null,
       lead_context: score.leadContext === true,
       gold_rank: score.goldRank ?? null,
@@ -296,6 +300,7 @@ async function main(): Promise<void> {
     const comparisons: Record<string, Record<string, unknown>> = {};
     const COMPARED = [
       `answer_recall@${K}`,
+      `answer_recall@${K}_not_quiz`,
       'recall@1',
       `mrr@${MRR_DEPTH}`,
       'answer_in_answer',
@@ -424,6 +429,12 @@ function printTables(output: Record<string, unknown>): void {
         .map((f) => (r[f] as number).toFixed(3).padStart(14))
         .join('')}`,
     );
+  }
+  console.log('');
+  const notQuiz = `answer_recall@${K}_not_quiz`;
+  console.log(`${'without quiz pages'.padEnd(width)}${notQuiz.padStart(20)}`);
+  for (const [name, r] of Object.entries(strategies)) {
+    console.log(`${name.padEnd(width)}${cell(r, notQuiz).padStart(20)}`);
   }
   const leaking = Object.entries(strategies).filter(([, r]) => (r.leaked_items as number) > 0);
   if (leaking.length > 0) {

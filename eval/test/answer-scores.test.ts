@@ -52,6 +52,29 @@ describe('scoreQuestion', () => {
     expect(values['statement_recall@1']).toEqual([0]);
   });
 
+  it('does not count, in answer_recall_not_quiz, an item that asks the question itself', () => {
+    const quiz = item('News quiz. 3. Which city hosted the summit? Madrid Paris Rome Berlin');
+    const asLongQuestion = {
+      ...question,
+      question_sentence: `${'Leaders of forty countries met this week. '.repeat(2)}Which city hosted the summit?`,
+    };
+    const longQuiz = item('forty countries met this week. Which city hosted the summit? Madrid Paris Rome Berlin');
+    const report = item('The summit opened in Madrid on Tuesday.');
+    const score = scoreQuestion({ question, tq: TQ, items: [quiz, report], answer: '', k: 5, answerable: true });
+    expect(score).toMatchObject({ answerRank: 1, notQuizRank: 2 });
+    const long = scoreQuestion({
+      question: asLongQuestion,
+      tq: TQ,
+      items: [longQuiz],
+      answer: '',
+      k: 5,
+      answerable: true,
+    });
+    expect(long).toMatchObject({ answerRank: 1, notQuizRank: 0 });
+    expect(figureValues([score, long], 1)['answer_recall@1_not_quiz']).toEqual([0, 0]);
+    expect(figureValues([score, long], 5)['answer_recall@5_not_quiz']).toEqual([1, 0]);
+  });
+
   it('leaves the answer figures out for a question that is not answerable', () => {
     const score = scoreQuestion({
       question,
