@@ -34,6 +34,25 @@ function interaction(id: string, subject: string, text: string, t = T): Interact
   };
 }
 
+const vector = (cos: number) => Float32Array.from([cos, Math.sqrt(1 - cos * cos)]);
+
+function passage(id: string, text: string): Chunk {
+  return {
+    id,
+    article_id: `art-${id}`,
+    index: 0,
+    text,
+    title: '',
+    marked_text: text,
+    entity_ids: [],
+    entities: [],
+    t: T,
+    provenance: [
+      { article_id: `art-${id}`, url: `https://news.example/${id}`, source: 'news.example', published_at: T },
+    ],
+  };
+}
+
 describe('retrieval without repeats', () => {
   it('returns a sentence stored twice on one day once, and still fills k with the next ones', async () => {
     const datastore = new EmbeddedDatastore('neon');
@@ -49,11 +68,10 @@ describe('retrieval without repeats', () => {
       [interaction('e', 'valley', 'Jeceel Valley near Cal Miskaad', T - 86_400_000), 0.95],
     ];
     for (const [row, cos] of rows) {
-      const vector = Float32Array.from([cos, Math.sqrt(1 - cos * cos)]);
       await writer.write({
         index: monthlyIndex(names, row.t),
         id: row.id,
-        document: interactionDocument(row, vector, 'fixed', T),
+        document: interactionDocument(row, vector(cos), 'fixed', T),
       });
     }
     const retriever = new Retriever({ datastore, embedder: query });
@@ -70,21 +88,6 @@ describe('retrieval without repeats', () => {
     const datastore = new EmbeddedDatastore('neon');
     await datastore.prepare({ model: 'fixed', dimensions: 2 });
     const writer = datastore.writer({ stage: 'test' });
-    const vector = (cos: number) => Float32Array.from([cos, Math.sqrt(1 - cos * cos)]);
-    const passage = (id: string, text: string): Chunk => ({
-      id,
-      article_id: `art-${id}`,
-      index: 0,
-      text,
-      title: '',
-      marked_text: text,
-      entity_ids: [],
-      entities: [],
-      t: T,
-      provenance: [
-        { article_id: `art-${id}`, url: `https://news.example/${id}`, source: 'news.example', published_at: T },
-      ],
-    });
     const fires = 'Wildfires spread in Los Angeles County. The Palisades fire burned 20,000 acres by Thursday.';
     await writer.write({
       index: monthlyIndex(datastoreNames('chunks'), T),
@@ -123,5 +126,59 @@ describe('retrieval without repeats', () => {
       ['d', undefined],
       ['e', undefined],
     ]);
+  });
+});
+
+describe('statements matched through their passages', () => {
+  it('keeps a matched passage’s statement in the dense list too, behind statements whose own cosine is higher', async () => {
+    const datastore = new EmbeddedDatastore('neon');
+    await datastore.prepare({ model: 'fixed', dimensions: 2 });
+    const writer = datastore.writer({ stage: 'test' });
+    // The passage holds the question's words; its statement holds none of them, and a statement's
+    // cosine runs higher than its five-sentence passage's, as with real embeddings.
+    await writer.write({
+      index: monthlyIndex(datastoreNames('chunks'), T),
+      id: 'chunk-palisades',
+      document: chunkDocument(
+        passage('chunk-palisades', 'The Palisades fire burned 20,000 acres. The fire grew overnight.'),
+        vector(0.5),
+        'fixed',
+        T,
+      ),
+    });
+    const rows: [Interaction, number][] = [
+      [interaction('a', 'fire', 'Crews worked through the night'), 0.9],
+      [interaction('b', 'fire', 'Winds eased on Friday'), 0.85],
+      [interaction('c', 'fire', 'Schools stayed closed'), 0.8],
+      [{ ...interaction('z', 'fire', 'The fire grew overnight'), chunk_ids: ['chunk-palisades'] }, 0.3],
+    ];
+    for (const [row, cos] of rows) {
+      await writer.write({
+        index: monthlyIndex(datastoreNames('interactions'), row.t),
+        id: row.id,
+        document: interactionDocument(row, vector(cos), 'fixed', T),
+      });
+    }
+    const retriever = new Retriever({ datastore, embedder: query });
+    const parsed = parseSearchRequest(
+      {
+        q: 'Palisades acres',
+        date: '2025-01-10',
+        k: 1,
+        strategy: 'generic',
+        store: 'interactions',
+        answer_sentences: false,
+      },
+      T,
+    );
+    if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+    const { items } = await retriever.search(parsed.request);
+    // Generic search reads 2 a list for k = 1. The dense list merges a (0.95), b (0.925) and z at its
+    // passage's 0.75; the lexical list holds z alone (through its passage). Fused, z is in both lists
+    // and comes first; a dense list cut back to 2 would leave z in one list only, tied with a.
+    expect(items.map((i) => [i.id, i.passage])).toEqual([
+      ['z', 'The Palisades fire burned 20,000 acres. The fire grew overnight.'],
+    ]);
+    expect(items[0]!.semantic_score).toBeCloseTo(0.75, 5);
   });
 });
