@@ -55,15 +55,14 @@ export interface QuestionScore {
 const QUIZ_SENTENCE_MIN = 25;
 
 /**
- * The item asks the question itself (in its text or its passage): the quiz page, not evidence. It
- * holds the question's asking sentence (its last), or the whole question when that sentence is
- * short: a chunk may begin in the middle of a question's scene-setting.
+ * What marks an item that asks the question itself (the quiz page, not evidence): the question's
+ * asking sentence (its last), or the whole question when that sentence is short; a chunk may begin
+ * in the middle of a question's scene-setting.
  */
-function asksTheQuestion(item: ScoredItem, question: Question): boolean {
+function quizMarker(question: Question): string {
   const asked = normaliseText(question.question_sentence);
   const last = asked.split(/(?<=[.?!])\s+/).at(-1) ?? asked;
-  const marker = last.length >= QUIZ_SENTENCE_MIN ? last : asked;
-  return marker !== '' && normaliseText(`${item.text}\n${item.passage ?? ''}`).includes(marker);
+  return last.length >= QUIZ_SENTENCE_MIN ? last : asked;
 }
 
 function firstRank(items: readonly ScoredItem[], matches: (item: ScoredItem) => boolean): number {
@@ -111,9 +110,12 @@ export function scoreQuestion(input: {
   if (input.answerable) {
     score.answerRank = firstRank(items, (item) => contains(item.text) || contains(item.passage ?? ''));
     score.textRank = firstRank(items, (item) => contains(item.text));
+    const marker = quizMarker(question);
+    const asksTheQuestion = (item: ScoredItem) =>
+      marker !== '' && normaliseText(`${item.text}\n${item.passage ?? ''}`).includes(marker);
     score.notQuizRank = firstRank(
       items,
-      (item) => (contains(item.text) || contains(item.passage ?? '')) && !asksTheQuestion(item, question),
+      (item) => (contains(item.text) || contains(item.passage ?? '')) && !asksTheQuestion(item),
     );
     score.answerInAnswer = contains(input.answer);
   }
