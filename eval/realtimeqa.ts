@@ -8,8 +8,8 @@
  * The documents retrieved for the evaluated questions (and the 2022 gold articles) go through the
  * product's own intake normalisation, markup, chunking, dedupe and extraction (the LLM of
  * `NEON_LLM_*` if set, else the offline extractor), then are embedded with the configured embedder
- * (the local all-MiniLM-L6-v2 by default) and indexed into a fresh pair of datastores on real
- * Elasticsearch. Vectors are cached on disk by model, purpose and text, and the prepared chunks by
+ * (the local bge-small-en-v1.5-q by default, one inference per core: `withEveryCore`) and indexed
+ * into a fresh pair of datastores on real Elasticsearch. Vectors are cached on disk by model, purpose and text, and the prepared chunks by
  * articles and code version (`<NEON_CACHE_DIR>/vectors`, `…/eval-prepared-chunks`; `--no-cache`
  * for neither), so a rerun embeds and marks up only what changed.
  *
@@ -154,6 +154,8 @@ async function answerWithRetries<T>(run: () => Promise<T>): Promise<T | undefine
 
 /** What the per-question file shows of a retrieved item: enough to see why a question missed. */
 interface RetrievedSummary {
+  /** The item's id (a chunk's names its article: `<article id>:v<version>:<index>`). */
+  id: string;
   published_at: string;
   score: number;
   /** The item's first 160 characters, whitespace collapsed. */
@@ -162,8 +164,9 @@ interface RetrievedSummary {
 
 const PREVIEW_CHARACTERS = 160;
 
-function summaryOf(item: { published_at: string; score: number; text: string }): RetrievedSummary {
+function summaryOf(item: { id: string; published_at: string; score: number; text: string }): RetrievedSummary {
   return {
+    id: item.id,
     published_at: item.published_at.slice(0, 10),
     score: Number(item.score.toPrecision(4)),
     text: item.text.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARACTERS),
