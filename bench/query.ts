@@ -29,8 +29,9 @@
  * fields and weights, same filter) with two diagnostics of it (no total hit count; the question's
  * content words only), both in one request, each of `temporal`, `generic`, `tempralm` and `multihop`
  * (generic with `hops=2`) with the default fusion (rrf) and with `fusion: 'dense'` (the kNN alone,
- * as before hybrid retrieval), and `recency` (generic, recency on: over-retrieves 50 and ranks the
- * latest matching report first), and `…+no-total`: the strategies held to the targets with the
+ * as before hybrid retrieval), and `recency` (generic, recency on: over-retrieves and ranks the
+ * latest matching report first), `tempralm/depth-50` (TempRALM reranking 50 candidates a list, the
+ * depth before the default's 30), and `…+no-total`: the strategies held to the targets with the
  * lexical search asked without a total hit count (`withoutTotalHitCount`). The product's contenders also report where their time went: the
  * retriever's own steps (`timings_ms`) and each kNN and BM25 call the datastore made. After timing,
  * the slowest raw BM25 and raw kNN queries are run again with Elasticsearch's `profile`; with
@@ -505,6 +506,16 @@ try {
           noTotal: false,
           answerSentences: true,
         },
+        // TempRALM reranking 50 candidates a list (the depth before `DEFAULT_RERANK_DEPTH`): what the deeper pool costs.
+        {
+          name: 'tempralm/depth-50',
+          strategy: 'tempralm' as const,
+          fusion: 'rrf' as const,
+          recency: false,
+          noTotal: false,
+          answerSentences: true,
+          depth: 50,
+        },
         // Reciprocal-rank fusion of the dense and lexical rankings alone: what the answer-sentence ranking costs.
         ...(['temporal', 'generic', 'tempralm'] as const).map((strategy) => ({
           name: `${strategy}/two-lists`,
@@ -549,9 +560,9 @@ try {
           q.tq,
         );
         if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-        return contender.recency
-          ? { ...parsed.request, recency: true, explicit: { ...parsed.request.explicit, recency: true } }
-          : parsed.request;
+        const depth = 'depth' in contender ? contender.depth : undefined;
+        const asked = depth === undefined ? parsed.request : { ...parsed.request, depth };
+        return contender.recency ? { ...asked, recency: true, explicit: { ...asked.explicit, recency: true } } : asked;
       };
       const steps = new Map<string, Map<string, number[]>>();
       const calls = new Map<string, { knn: number[]; bm25: number[] }>();

@@ -50,6 +50,16 @@ export const CONFIGURATIONS: Record<string, Configuration> = {
   // Reciprocal-rank fusion of the dense and lexical rankings alone, without the answer-sentence one.
   'generic/no-sentences': { strategy: 'generic', answerSentences: false },
   'tempralm/no-sentences': { strategy: 'tempralm', answerSentences: false },
+  // The answer-sentence ranking's weight in the fusion (the default 1: as much as each of the other two).
+  'tempralm/sentence-weight-1.5': { strategy: 'tempralm', sentenceWeight: 1.5 },
+  'tempralm/sentence-weight-2': { strategy: 'tempralm', sentenceWeight: 2 },
+  'tempralm/sentence-weight-3': { strategy: 'tempralm', sentenceWeight: 3 },
+  // How many candidates each list gives TempRALM to rerank (the default 50 at k = 5 or 10).
+  'tempralm/depth-20': { strategy: 'tempralm', depth: 20 },
+  'tempralm/depth-30': { strategy: 'tempralm', depth: 30 },
+  'tempralm/depth-40': { strategy: 'tempralm', depth: 40 },
+  'tempralm/depth-50': { strategy: 'tempralm', depth: 50 },
+  'tempralm/depth-100': { strategy: 'tempralm', depth: 100 },
   // Over interactions: which lists match the statements' passages too (the default: dense and lexical).
   'tempralm/passages-none': { strategy: 'tempralm', passageMatch: 'none' },
   'tempralm/passages-lexical': { strategy: 'tempralm', passageMatch: 'lexical' },

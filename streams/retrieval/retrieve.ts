@@ -31,6 +31,8 @@ import {
   DEFAULT_LEXICAL_WORDS,
   DEFAULT_PASSAGE_MATCH,
   DEFAULT_PER_ARTICLE,
+  DEFAULT_RERANK_DEPTH,
+  RERANK_DEPTH_PER_RESULT,
 } from '../../processors/query/search-request.js';
 import { rankItemsByAnswerSentence } from '../../processors/query/choose-answer-sentences.js';
 import { mergePassageMatches, type PassageMatch } from '../../processors/query/passage-matches.js';
@@ -180,6 +182,7 @@ interface QueryTexts {
   lexicalWeight?: number;
   /** `rrf`: rank the candidates by their best answer sentence too. */
   answerSentences: boolean;
+  sentenceWeight?: number;
   /** Over statements alone: which lists match their passages too (`passage-matches.ts`). */
   passageMatch: PassageMatch;
 }
@@ -490,6 +493,7 @@ export class Retriever {
       fusion,
       ...(request.lexicalWeight === undefined ? {} : { lexicalWeight: request.lexicalWeight }),
       answerSentences: request.answerSentences ?? DEFAULT_ANSWER_SENTENCES,
+      ...(request.sentenceWeight === undefined ? {} : { sentenceWeight: request.sentenceWeight }),
       passageMatch: request.passageMatch ?? DEFAULT_PASSAGE_MATCH,
     };
     const bounds = timeFilter(request);
@@ -560,7 +564,8 @@ export class Retriever {
     // TempRALM and the recency ranking over-retrieve and rerank; generic takes the top-k as they are.
     // A cap per article over-retrieves too: the places it frees go to the next articles.
     const reranks = request.strategy === 'tempralm' || request.recency === true || perArticle(request) > 0;
-    const want = reranks ? Math.min(500, Math.max(50, request.k * 5)) : withRoomForCopies(request.k);
+    const depth = request.depth ?? Math.max(DEFAULT_RERANK_DEPTH, request.k * RERANK_DEPTH_PER_RESULT);
+    const want = reranks ? Math.min(500, Math.max(request.k, depth)) : withRoomForCopies(request.k);
     const pool = await time('retrieve', () => this.candidates(kinds, query, want, range));
     return time('rerank', () =>
       capped(
@@ -798,7 +803,11 @@ export class Retriever {
     const fused = fuseRankings(
       dense,
       lexical,
-      { mode: query.fusion, ...(query.lexicalWeight === undefined ? {} : { lexicalWeight: query.lexicalWeight }) },
+      {
+        mode: query.fusion,
+        ...(query.lexicalWeight === undefined ? {} : { lexicalWeight: query.lexicalWeight }),
+        ...(query.sentenceWeight === undefined ? {} : { sentenceWeight: query.sentenceWeight }),
+      },
       query.fusion === 'rrf' && query.answerSentences
         ? byAnswerSentence(query.lexical, [...documents.values()], passages)
         : [],

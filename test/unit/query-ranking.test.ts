@@ -227,6 +227,11 @@ describe('fusing dense and lexical rankings', () => {
     expect(order).toEqual(['c', 'd', 'a', 'b']);
     // Other modes leave it out.
     expect(fuseRankings(dense, lexical, { mode: 'weighted' }, sentences).get('d')!.sentence).toBeUndefined();
+    // Weighed twice, the reader's list adds 2 / (60 + rank) to the documents it ranks, nothing to the others.
+    const weighed = fuseRankings(dense, lexical, { mode: 'rrf', sentenceWeight: 2 }, sentences);
+    expect(weighed.get('d')!.relevance).toBeCloseTo(1 / 62 + 2 / 61, 10);
+    expect(weighed.get('c')!.relevance).toBeCloseTo(1 / 63 + 1 / 61 + 2 / 62, 10);
+    expect(weighed.get('a')!.relevance).toBeCloseTo(1 / 61, 10);
   });
 
   it('weighted: min–max dense and BM25 over the best BM25, mixed by the lexical weight', () => {

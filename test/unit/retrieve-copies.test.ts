@@ -182,3 +182,43 @@ describe('statements matched through their passages', () => {
     expect(items[0]!.semantic_score).toBeCloseTo(0.75, 5);
   });
 });
+
+describe('candidate depth', () => {
+  it('reads as many candidates per list as the request asks when the strategy reranks, never fewer than k', async () => {
+    const datastore = new EmbeddedDatastore('neon');
+    await datastore.prepare({ model: 'fixed', dimensions: 2 });
+    const writer = datastore.writer({ stage: 'test' });
+    await writer.write({
+      index: monthlyIndex(datastoreNames('chunks'), T),
+      id: 'chunk-fires',
+      document: chunkDocument(
+        passage('chunk-fires', 'The Palisades fire burned 20,000 acres.'),
+        vector(0.9),
+        'fixed',
+        T,
+      ),
+    });
+    // Each list's depth, as the datastore is asked for it.
+    const depths: number[] = [];
+    const nearest = datastore.nearest.bind(datastore);
+    const lexical = datastore.lexical.bind(datastore);
+    datastore.nearest = (request) => (depths.push(request.k), nearest(request));
+    datastore.lexical = (request) => (depths.push(request.k), lexical(request));
+    const retriever = new Retriever({ datastore, embedder: query });
+    const ask = async (strategy: string, k: number, depth?: number) => {
+      const parsed = parseSearchRequest({ q: 'Palisades acres', date: '2025-01-10', k, strategy, store: 'chunks' }, T);
+      if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+      depths.length = 0;
+      const { items } = await retriever.search({ ...parsed.request, ...(depth === undefined ? {} : { depth }) });
+      expect(items.map((i) => i.id)).toEqual(['chunk-fires']);
+      return [...depths];
+    };
+    expect(await ask('tempralm', 5)).toEqual([30, 30]);
+    expect(await ask('tempralm', 20)).toEqual([60, 60]);
+    expect(await ask('tempralm', 5, 40)).toEqual([40, 40]);
+    expect(await ask('tempralm', 5, 2)).toEqual([5, 5]);
+    expect(await ask('tempralm', 5, 1_000)).toEqual([500, 500]);
+    // Generic search takes its top k as they are, with room for repeated texts: no depth of its own.
+    expect(await ask('generic', 5, 30)).toEqual([10, 10]);
+  });
+});
