@@ -91,7 +91,8 @@ function seconds(since: number): number {
  * The environment the evaluation embeds with: the local model on every core unless
  * `NEON_EMBEDDINGS_CONCURRENCY` says otherwise. The pipeline's default of one inference at a time
  * leaves cores to the other stages; here tens of thousands of texts are embedded with nothing else to
- * run (84,053 chunks: about 19 a second on one of 2 cores, about 38 on both while Elasticsearch indexes, bge-small-en-v1.5-q).
+ * run (84,053 chunks, bge-small-en-v1.5-q: about 19 a second on one of 2 cores, about 38 on both
+ * while Elasticsearch indexes).
  */
 export function withEveryCore(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   if ((env.NEON_EMBEDDER ?? 'local') !== 'local' || env.NEON_EMBEDDINGS_CONCURRENCY !== undefined) return env;

@@ -54,7 +54,7 @@ export const CONFIGURATIONS: Record<string, Configuration> = {
   'tempralm/sentence-weight-1.5': { strategy: 'tempralm', sentenceWeight: 1.5 },
   'tempralm/sentence-weight-2': { strategy: 'tempralm', sentenceWeight: 2 },
   'tempralm/sentence-weight-3': { strategy: 'tempralm', sentenceWeight: 3 },
-  // How many candidates each list gives TempRALM to rerank (the default 50 at k = 5 or 10).
+  // How many candidates each list gives TempRALM to rerank (the default 30 at k = 5 or 10).
   'tempralm/depth-20': { strategy: 'tempralm', depth: 20 },
   'tempralm/depth-30': { strategy: 'tempralm', depth: 30 },
   'tempralm/depth-40': { strategy: 'tempralm', depth: 40 },

@@ -31,10 +31,11 @@ export type FusionMode = (typeof FUSION_MODES)[number];
 export const RRF_RANK_CONSTANT = 60;
 /**
  * RRF weight of the answer-sentence ranking (the dense and lexical ones weigh 1). On RealTime QA
- * (500 questions, two runs) 1.5, 2 and 3 put the answer in the top 5 no more often than 1 (2: +0.004
- * and −0.004; 3: −0.016), first a little more often (2: +0.016, +0.012), and at 2 the men's final
- * report, which names the women's champion too, outranks the women's final's in the recurring-events
- * test over both stores: the reader's opinion counts as much as each of the other two.
+ * (500 questions, over chunks) 1.5 and 3 (one run) and 2 (three runs) put the answer in the top 5
+ * no more often than 1 (1.5: ±0; 2: +0.004, −0.004, +0.004; 3: −0.016); 2 puts it first a little
+ * more often (+0.016, +0.012, +0.008); and at 2 the men's final report, which names the women's
+ * champion too, outranks the women's final's in the recurring-events test over both stores: the
+ * reader's opinion counts as much as each of the other two.
  */
 export const DEFAULT_SENTENCE_WEIGHT = 1;
 /** Share of the lexical score in the weighted sum (chosen on the evaluation). */

@@ -61,7 +61,9 @@ export const DEFAULT_PER_ARTICLE = 0;
 /**
  * Candidates each list (dense, lexical) gives the strategies that rerank (TempRALM, recency, a
  * per-article cap): `DEFAULT_RERANK_DEPTH`, or `RERANK_DEPTH_PER_RESULT` per result asked for when
- * that is more. A deeper pool lets recency lift recent reports that match the question less well.
+ * that is more. On RealTime QA (500 questions, over chunks, one index) 20, 30, 40 and 50 put the
+ * answer in the top 5 within noise of each other (0.785, 0.801, 0.780, 0.785) and 100 fewer (0.768
+ * against 0.789): 30 reads a third fewer candidates than 50 for no measured loss (README).
  */
 export const DEFAULT_RERANK_DEPTH = 30;
 export const RERANK_DEPTH_PER_RESULT = 3;
@@ -201,8 +203,8 @@ export interface SearchRequest {
    */
   sentenceWeight?: number;
   /**
-   * Candidates read per list by the strategies that rerank (absent: max(50, 5k); at least k, at most
-   * 500). Deeper is not better: on RealTime QA 100 put 0.020 fewer answers in the top 5 than 50.
+   * Candidates read per list by the strategies that rerank (absent: `DEFAULT_RERANK_DEPTH`, or
+   * `RERANK_DEPTH_PER_RESULT` per result when that is more; at least k, at most 500).
    */
   depth?: number;
   /** Over the interactions store, which lists match the statements' passages too (absent: the default). */

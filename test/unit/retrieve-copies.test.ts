@@ -53,11 +53,25 @@ function passage(id: string, text: string): Chunk {
   };
 }
 
+/** An empty embedded datastore for the fixed query embedder, and a writer into it. */
+async function openDatastore() {
+  const datastore = new EmbeddedDatastore('neon');
+  await datastore.prepare({ model: 'fixed', dimensions: 2 });
+  return { datastore, writer: datastore.writer({ stage: 'test' }) };
+}
+
+/** Stores a passage (a chunk) at the given cosine to the query. */
+async function writePassage(writer: ReturnType<EmbeddedDatastore['writer']>, id: string, text: string, cos: number) {
+  await writer.write({
+    index: monthlyIndex(datastoreNames('chunks'), T),
+    id,
+    document: chunkDocument(passage(id, text), vector(cos), 'fixed', T),
+  });
+}
+
 describe('retrieval without repeats', () => {
   it('returns a sentence stored twice on one day once, and still fills k with the next ones', async () => {
-    const datastore = new EmbeddedDatastore('neon');
-    await datastore.prepare({ model: 'fixed', dimensions: 2 });
-    const writer = datastore.writer({ stage: 'test' });
+    const { datastore, writer } = await openDatastore();
     const names = datastoreNames('interactions');
     const rows: [Interaction, number][] = [
       [interaction('a', 'valley', 'Jeceel Valley near Cal Miskaad'), 0.9],
@@ -85,15 +99,9 @@ describe('retrieval without repeats', () => {
   });
 
   it('returns a statement with its source passage, one statement per passage, the others giving way', async () => {
-    const datastore = new EmbeddedDatastore('neon');
-    await datastore.prepare({ model: 'fixed', dimensions: 2 });
-    const writer = datastore.writer({ stage: 'test' });
+    const { datastore, writer } = await openDatastore();
     const fires = 'Wildfires spread in Los Angeles County. The Palisades fire burned 20,000 acres by Thursday.';
-    await writer.write({
-      index: monthlyIndex(datastoreNames('chunks'), T),
-      id: 'chunk-fires',
-      document: chunkDocument(passage('chunk-fires', fires), vector(0.1), 'fixed', T),
-    });
+    await writePassage(writer, 'chunk-fires', fires, 0.1);
     const rows: [Interaction, number][] = [
       [{ ...interaction('a', 'fires', 'Wildfires spread in Los Angeles County'), chunk_ids: ['chunk-fires'] }, 0.9],
       // Another statement of the same passage: its fact is in the passage the first one brings.
@@ -131,21 +139,15 @@ describe('retrieval without repeats', () => {
 
 describe('statements matched through their passages', () => {
   it('keeps a matched passage’s statement in the dense list too, behind statements whose own cosine is higher', async () => {
-    const datastore = new EmbeddedDatastore('neon');
-    await datastore.prepare({ model: 'fixed', dimensions: 2 });
-    const writer = datastore.writer({ stage: 'test' });
+    const { datastore, writer } = await openDatastore();
     // The passage holds the question's words; its statement holds none of them, and a statement's
     // cosine runs higher than its five-sentence passage's, as with real embeddings.
-    await writer.write({
-      index: monthlyIndex(datastoreNames('chunks'), T),
-      id: 'chunk-palisades',
-      document: chunkDocument(
-        passage('chunk-palisades', 'The Palisades fire burned 20,000 acres. The fire grew overnight.'),
-        vector(0.5),
-        'fixed',
-        T,
-      ),
-    });
+    await writePassage(
+      writer,
+      'chunk-palisades',
+      'The Palisades fire burned 20,000 acres. The fire grew overnight.',
+      0.5,
+    );
     const rows: [Interaction, number][] = [
       [interaction('a', 'fire', 'Crews worked through the night'), 0.9],
       [interaction('b', 'fire', 'Winds eased on Friday'), 0.85],
@@ -185,19 +187,8 @@ describe('statements matched through their passages', () => {
 
 describe('candidate depth', () => {
   it('reads as many candidates per list as the request asks when the strategy reranks, never fewer than k', async () => {
-    const datastore = new EmbeddedDatastore('neon');
-    await datastore.prepare({ model: 'fixed', dimensions: 2 });
-    const writer = datastore.writer({ stage: 'test' });
-    await writer.write({
-      index: monthlyIndex(datastoreNames('chunks'), T),
-      id: 'chunk-fires',
-      document: chunkDocument(
-        passage('chunk-fires', 'The Palisades fire burned 20,000 acres.'),
-        vector(0.9),
-        'fixed',
-        T,
-      ),
-    });
+    const { datastore, writer } = await openDatastore();
+    await writePassage(writer, 'chunk-fires', 'The Palisades fire burned 20,000 acres.', 0.9);
     // Each list's depth, as the datastore is asked for it.
     const depths: number[] = [];
     const nearest = datastore.nearest.bind(datastore);
