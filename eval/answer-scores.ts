@@ -42,6 +42,8 @@ export interface QuestionScore {
   notQuizRank?: number;
   /** The composed answer contains the correct choice; undefined when not answerable. */
   answerInAnswer?: boolean;
+  /** Its first line does (the extractive answer's lead, what a reader sees first); undefined when not answerable. */
+  answerInFirstLine?: boolean;
   /** The answer's lead came with the sentence it opens on (`compose-answer.ts`). */
   leadContext?: boolean;
   /** Items returned, and those published after the question time. */
@@ -118,6 +120,7 @@ export function scoreQuestion(input: {
       (item) => (contains(item.text) || contains(item.passage ?? '')) && !asksTheQuestion(item),
     );
     score.answerInAnswer = contains(input.answer);
+    score.answerInFirstLine = contains(input.answer.split('\n')[0] ?? '');
   }
   return score;
 }
@@ -147,6 +150,7 @@ export function figureValues(all: readonly QuestionScore[], k: number): Record<s
           textRank: undefined,
           notQuizRank: undefined,
           answerInAnswer: undefined,
+          answerInFirstLine: undefined,
         }
       : s,
   );
@@ -165,6 +169,9 @@ export function figureValues(all: readonly QuestionScore[], k: number): Record<s
       s.answerRank === undefined ? undefined : s.answerRank >= 1 && s.answerRank <= MRR_DEPTH ? 1 / s.answerRank : 0,
     ),
     answer_in_answer: scores.map((s) => (s.answerInAnswer === undefined ? undefined : s.answerInAnswer ? 1 : 0)),
+    answer_in_first_line: scores.map((s) =>
+      s.answerInFirstLine === undefined ? undefined : s.answerInFirstLine ? 1 : 0,
+    ),
     mc_accuracy: scores.map((s, i) => counted(i, s.mcCorrect.most_common ? 1 : 0)),
   };
   for (const r of ANSWER_RERANKERS) {

@@ -29,6 +29,7 @@
  * - `mrr@10`: the reciprocal rank of the first item containing the correct choice in the top 10, 0
  *   if none (answerable questions);
  * - `answer_in_answer`: the composed answer contains the correct choice (answerable questions);
+ *   `answer_in_first_line`: its first line does (the extractive answer's lead);
  * - `leakage`: the share of retrieved items published after the question date (must be 0);
  * - `mc_accuracy`: the choice mentioned most often in the top-k texts is the correct one (all questions;
  *   a tie is no answer). `mc_accuracy_<reranker>`: the same with the other answer rerankings of
@@ -194,6 +195,7 @@ function writePerQuestion(
       statement_rank: score.textRank ?? null,
       not_quiz_rank: score.notQuizRank ?? null,
       answer_in_answer: score.answerInAnswer ?? null,
+      answer_in_first_line: score.answerInFirstLine ?? null,
       lead_context: score.leadContext === true,
       gold_rank: score.goldRank ?? null,
       leaked: score.leaked,
@@ -307,6 +309,7 @@ async function main(): Promise<void> {
       'recall@1',
       `mrr@${MRR_DEPTH}`,
       'answer_in_answer',
+      'answer_in_first_line',
       `gold_recall@${K}`,
       'mc_accuracy',
     ];
@@ -404,6 +407,7 @@ function printTables(output: Record<string, unknown>): void {
     `statement_recall@${K}`,
     `mrr@${MRR_DEPTH}`,
     'answer_in_answer',
+    'answer_in_first_line',
     'mc_accuracy',
   ];
   console.log(`${output.dataset as string}; k = ${K}, retrieved ${DEPTH}; answers: ${output.answers as string}`);
@@ -414,11 +418,11 @@ function printTables(output: Record<string, unknown>): void {
   console.log('');
   const width = Math.max(22, ...Object.keys(strategies).map((s) => s.length + 1));
   console.log(
-    `${'configuration/store'.padEnd(width)}${main.map((m) => m.padStart(20)).join('')}${'leaked'.padStart(8)}`,
+    `${'configuration/store'.padEnd(width)}${main.map((m) => m.padStart(22)).join('')}${'leaked'.padStart(8)}`,
   );
   for (const [name, r] of Object.entries(strategies)) {
     console.log(
-      `${name.padEnd(width)}${main.map((m) => cell(r, m).padStart(20)).join('')}${String(r.leaked_items).padStart(8)}`,
+      `${name.padEnd(width)}${main.map((m) => cell(r, m).padStart(22)).join('')}${String(r.leaked_items).padStart(8)}`,
     );
   }
   console.log('');

@@ -60,6 +60,7 @@ export const CONFIGURATIONS: Record<string, Configuration> = {
   'tempralm/depth-40': { strategy: 'tempralm', depth: 40 },
   'tempralm/depth-50': { strategy: 'tempralm', depth: 50 },
   'tempralm/depth-100': { strategy: 'tempralm', depth: 100 },
+  'tempralm/uncorroborated': { strategy: 'tempralm', corroborate: false },
   // Over interactions: which lists match the statements' passages too (the default: dense and lexical).
   'tempralm/passages-none': { strategy: 'tempralm', passageMatch: 'none' },
   'tempralm/passages-lexical': { strategy: 'tempralm', passageMatch: 'lexical' },

@@ -40,7 +40,24 @@ describe('scoreQuestion', () => {
       gold: new Set(['https://gold.example/a']),
       answerable: true,
     });
-    expect(score).toMatchObject({ goldRank: 2, answerRank: 0, answerInAnswer: true, retrieved: 2, leaked: 1 });
+    expect(score).toMatchObject({
+      goldRank: 2,
+      answerRank: 0,
+      answerInAnswer: true,
+      answerInFirstLine: true,
+      retrieved: 2,
+      leaked: 1,
+    });
+    // Only the first line counts for answer_in_first_line.
+    const later = scoreQuestion({
+      question,
+      tq: TQ,
+      items,
+      answer: 'The summit opened [1] (June 8, 2022).\nAlso, as of June 10, 2022:\nJune 9, 2022: in Madrid [2].',
+      k: 5,
+      answerable: true,
+    });
+    expect(later).toMatchObject({ answerInAnswer: true, answerInFirstLine: false });
   });
 
   it("counts the answer in an interaction's passage as retrieved, and apart in its statement alone", () => {

@@ -13,7 +13,7 @@
  */
 import type { ChatMessage } from '../extract/chat-model.js';
 import { asksSomething, isBoilerplate, looksLikeHeadline, opensOnWhatCameBefore } from './answer-candidates.js';
-import { chooseAnswerSentences, type ScoredSentence } from './choose-answer-sentences.js';
+import { chooseAnswerSentences, type ChooseOptions, type ScoredSentence } from './choose-answer-sentences.js';
 import { findDisagreements, type Disagreement } from './find-disagreements.js';
 import { spellDate } from './reformulate-query.js';
 
@@ -167,6 +167,7 @@ export function extractiveAnswer(
   tq: number,
   items: readonly AnswerItem[],
   maxItems = 10,
+  options: Pick<ChooseOptions, 'corroborate'> = {},
 ): ComposedAnswer {
   const used = items.slice(0, maxItems);
   const asOf = spellDate(tq);
@@ -174,7 +175,7 @@ export function extractiveAnswer(
     return { answer: `Nothing was found about "${question}" published as of ${asOf}.`, citations: [], lead: null };
   }
   // One more than shown: the lead's context, when it needs one, may be among them.
-  const choice = chooseAnswerSentences(question, used, { support: SUPPORTING_SENTENCES + 1, asOf: tq });
+  const choice = chooseAnswerSentences(question, used, { ...options, support: SUPPORTING_SENTENCES + 1, asOf: tq });
   if (choice.lead === null) {
     const firsts = chooseAnswerSentences('', used, { support: SUPPORTING_SENTENCES - 1, asOf: tq });
     const closest = newestFirst(firsts.lead === null ? [] : [firsts.lead, ...firsts.support], used);

@@ -207,6 +207,12 @@ export interface SearchRequest {
    * `RERANK_DEPTH_PER_RESULT` per result when that is more; at least k, at most 500).
    */
   depth?: number;
+  /**
+   * The extractive answer leads a name question with the name most of the best sentences' sources
+   * give when its sentence nearly ties the best (`corroboratedLead`); false: the best sentence
+   * always leads (absent: yes).
+   */
+  corroborate?: boolean;
   /** Over the interactions store, which lists match the statements' passages too (absent: the default). */
   passageMatch?: PassageMatch;
   /** At most this many results of one article among the k; 0 or absent: the default. */

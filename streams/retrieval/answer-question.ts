@@ -49,13 +49,17 @@ export async function answerQuestion(
   const retrieval = await retriever.search(request);
   const started = performance.now();
   const items = retrieval.items;
+  const corroboration = request.corroborate === undefined ? {} : { corroborate: request.corroborate };
   const finish = (answer: Omit<AnswerResult, keyof RetrievalResult>): AnswerResult => ({
     ...retrieval,
     ...answer,
     timings_ms: { ...retrieval.timings_ms, answer: Math.round((performance.now() - started) * 100) / 100 },
   });
   if (chat === undefined || items.length === 0) {
-    return finish({ ...extractiveAnswer(request.q, request.tq, items.map(answerItem)), model: null });
+    return finish({
+      ...extractiveAnswer(request.q, request.tq, items.map(answerItem), undefined, corroboration),
+      model: null,
+    });
   }
   const used = items.slice(0, PROMPT_ITEMS);
   try {
@@ -69,7 +73,7 @@ export async function answerQuestion(
   } catch (error) {
     if (!(error instanceof ChatModelError)) throw error;
     return finish({
-      ...extractiveAnswer(request.q, request.tq, items.map(answerItem)),
+      ...extractiveAnswer(request.q, request.tq, items.map(answerItem), undefined, corroboration),
       model: null,
       fallback: error.code,
     });

@@ -259,6 +259,73 @@ describe('choosing answer sentences', () => {
     expect(firm.leadName).toBe('Amazon');
   });
 
+  it('leads a name question with the name most sources give, when its sentence nearly ties the best', () => {
+    const question = 'Which team won the Super Bowl?';
+    const eagles = 'The Philadelphia Eagles won the Super Bowl parade permit, the city said.';
+    const chiefs = 'The Chiefs won the Super Bowl on a late field goal.';
+    const items = [
+      item(eagles),
+      item(chiefs),
+      item('The Kansas City Chiefs won the Super Bowl in Glendale.'),
+      item('Patrick Mahomes and the Kansas City Chiefs won the Super Bowl again.'),
+    ];
+    const plain = chooseAnswerSentences(question, items, { corroborate: false });
+    expect(plain.lead?.text).toBe(eagles);
+    // Three reports back the Chiefs ("Chiefs" counts for "Kansas City Chiefs"), one the Eagles: the
+    // best sentence naming the Chiefs leads, as it scores over 0.9 of the best.
+    const corroborated = chooseAnswerSentences(question, items);
+    expect(corroborated.lead?.text).toBe(chiefs);
+    expect(corroborated.lead!.score).toBeGreaterThanOrEqual(plain.lead!.score * 0.9);
+    expect(corroborated.support.map((s) => s.text)).toContain(eagles);
+    // Only one report of each: nothing to corroborate, the best leads.
+    expect(chooseAnswerSentences(question, items.slice(0, 2)).lead?.text).toBe(eagles);
+  });
+
+  it('lets only reports of the same days corroborate: older reports of a recurring event never outvote the latest', () => {
+    const question = "Who won the Lakeside Open women's final?";
+    const on = (day: string, text: string): SentenceSource => ({ ...item(text), published_at: `${day}T10:00:00.000Z` });
+    const latest = "Ayla Demir won the Lakeside Open women's final on Saturday.";
+    // Three earlier years' reports name another champion, each scoring over 0.9 of the latest:
+    // counted as votes, they would put last year's winner first.
+    const items = [
+      on('2022-01-22', latest),
+      on('2021-01-23', "Ines Duarte won the Lakeside Open women's final on Saturday in three sets."),
+      on('2020-01-25', "Ines Duarte won the Lakeside Open women's final on Saturday in two sets."),
+      on('2019-01-26', "Ines Duarte won the Lakeside Open women's final on Saturday in straight sets."),
+    ];
+    const asOf = Date.parse('2022-01-23T00:00:00Z');
+    const { ranked } = rankAnswerSentences(question, items, asOf);
+    expect(ranked[0]!.text).toBe(latest);
+    expect(ranked.slice(1).every((s) => s.score >= ranked[0]!.score * 0.9)).toBe(true);
+    expect(chooseAnswerSentences(question, items, { asOf }).lead?.text).toBe(latest);
+  });
+
+  it('keeps the best sentence when the corroborated one scores well below it, and for questions not asking for a name', () => {
+    const question = 'Which team won the Super Bowl?';
+    const eagles = 'The Philadelphia Eagles won the Super Bowl parade permit, the city said.';
+    const items = [
+      item(eagles),
+      // Two reports back the Chiefs, together more than the Eagles' one, each scoring under 0.9 of it.
+      item('The Kansas City Chiefs won the Super Bowl in Glendale.'),
+      item('Patrick Mahomes and the Kansas City Chiefs won the Super Bowl again.'),
+    ];
+    const { ranked } = rankAnswerSentences(question, items);
+    expect(ranked[0]!.text).toBe(eagles);
+    expect(ranked[1]!.score + ranked[2]!.score).toBeGreaterThan(ranked[0]!.score);
+    expect(ranked[1]!.score).toBeLessThan(ranked[0]!.score * 0.9);
+    expect(chooseAnswerSentences(question, items).lead?.text).toBe(eagles);
+    // Number questions are never corroborated: the best sentence leads either way.
+    const many = [
+      item('The far-right party won 152 seats, its best result in the federal election.'),
+      item('Reports said 150 seats.'),
+      item('Analysts expected 150 seats.'),
+    ];
+    const seats = 'How many seats did the far-right party win in the federal election?';
+    expect(chooseAnswerSentences(seats, many).lead?.text).toBe(
+      chooseAnswerSentences(seats, many, { corroborate: false }).lead?.text,
+    );
+  });
+
   it('chooses nothing from nothing', () => {
     expect(chooseAnswerSentences('Who won?', [])).toEqual({ type: 'person', lead: null, support: [], leadName: null });
   });
