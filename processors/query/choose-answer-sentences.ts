@@ -252,13 +252,15 @@ function corroboratedLead(type: AnswerType, ranked: readonly Candidate[]): Candi
       backing.set(name, (backing.get(name) ?? 0) + c.score);
     }
   }
-  const total = (name: string): number => {
-    let sum = 0;
-    for (const [other, score] of backing) if (holdsName(name, other)) sum += score;
-    return sum;
-  };
-  const backed = [...backing.keys()].sort(
-    (a, b) => total(b) - total(a) || b.length - a.length || a.localeCompare(b),
+  // Each name's backing with its short forms' ("chiefs" counts for "kansas city chiefs"), read once.
+  const totals = new Map(
+    [...backing.keys()].map((name) => [
+      name,
+      [...backing].reduce((sum, [other, score]) => sum + (holdsName(name, other) ? score : 0), 0),
+    ]),
+  );
+  const backed = [...totals.keys()].sort(
+    (a, b) => totals.get(b)! - totals.get(a)! || b.length - a.length || a.localeCompare(b),
   )[0];
   if (backed === undefined) return best;
   const gives = (c: Candidate): boolean => c.answers.some((answer) => holdsName(backed, nameKey(answer)));
