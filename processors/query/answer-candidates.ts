@@ -126,6 +126,10 @@ function readWords(sentence: string): Word[] {
 }
 
 function isCapitalised(word: string): boolean {
+  // Most words open on a lower-case ASCII letter: answered without a regular expression.
+  const first = word.charCodeAt(0);
+  if (first >= 97 && first <= 122) return false;
+  if (first >= 65 && first <= 90) return true;
   return /^\p{Lu}/u.test(word) || /^\p{N}+\p{Lu}/u.test(word);
 }
 

@@ -319,7 +319,9 @@ function rankCandidates(
 
   const weights = questionTermWeights(question);
   const questionTerms = [...weights.keys()];
-  const variants = termVariants(questionTerms, [...candidates.flatMap((c) => [...c.terms.keys()])]);
+  const vocabulary = new Set<string>();
+  for (const c of candidates) for (const term of c.terms.keys()) vocabulary.add(term);
+  const variants = termVariants(questionTerms, vocabulary);
   for (const c of candidates) c.terms = foldVariants(c.terms, variants);
   // Each question term's weight: its IDF over the sentences at hand, halved for scene-setting words.
   const idf = new Map(
@@ -331,9 +333,7 @@ function rankCandidates(
   for (const c of candidates) {
     relevance.set(c, totalIdf > 0 ? bm25(c, questionTerms, idf, averageLength) / totalIdf : 0);
   }
-  const context = items.map((item) =>
-    coverage(new Set(foldVariants(countTerms(words(itemText(item))), variants).keys()), questionTerms, idf, totalIdf),
-  );
+  const context = items.map((item) => coverage(foldedTerms(itemText(item), variants), questionTerms, idf, totalIdf));
   // Only sentences that share a word with the question can answer it (any, when it has no content words).
   const relevant = candidates.filter((c) => questionTerms.length === 0 || relevance.get(c)! > 0);
   const now = asOf ?? Math.max(...candidates.map((c) => c.publishedAt));
@@ -457,6 +457,17 @@ function itemText(item: SentenceSource): string {
   return [item.title ?? '', item.text, item.passage ?? '', ...(item.entities ?? [])].join('\n');
 }
 
+/** The stemmed content words of a text, each word of a question term's family as that term. */
+function foldedTerms(text: string, variants: ReadonlyMap<string, string>): Set<string> {
+  const terms = new Set<string>();
+  for (const word of words(text)) {
+    if (!isContentWord(word)) continue;
+    const term = stem(word);
+    terms.add(variants.get(term) ?? term);
+  }
+  return terms;
+}
+
 /** Stemmed content words and how often each occurs, from a text's words. */
 function countTerms(textWords: readonly string[]): Map<string, number> {
   const terms = new Map<string, number>();
@@ -480,9 +491,9 @@ export function sameWordFamily(a: string, b: string): boolean {
 }
 
 /** Each word of the sentences that belongs to a question term's family, mapped to that term. */
-function termVariants(questionTerms: readonly string[], vocabulary: readonly string[]): Map<string, string> {
+function termVariants(questionTerms: readonly string[], vocabulary: ReadonlySet<string>): Map<string, string> {
   const variants = new Map<string, string>();
-  for (const word of new Set(vocabulary)) {
+  for (const word of vocabulary) {
     if (questionTerms.includes(word)) continue;
     const family = questionTerms.find((term) => sameWordFamily(term, word));
     if (family !== undefined) variants.set(word, family);

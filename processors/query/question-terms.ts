@@ -97,12 +97,11 @@ export function words(text: string): string[] {
   // Most news text is ASCII and general punctuation (curly quotes, dashes), where the costly
   // normalisation would change no letter or digit: it is skipped there.
   const folded = MAY_NEED_FOLDING.test(text) ? text.normalize('NFKD').replace(/\p{M}/gu, '') : text;
-  return folded
-    .toLowerCase()
-    .replace(/['’]s\b/g, '')
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w !== '');
+  // Every maximal run of letters and digits: what splitting on the rest and dropping empties gives.
+  return folded.toLowerCase().replace(/['’]s\b/g, '').match(WORD_RUN) ?? [];
 }
+
+const WORD_RUN = /[\p{L}\p{N}]+/gu;
 
 /**
  * A light stemmer: plural and -ed/-ing endings and a final "e" go, and a doubled final consonant is
@@ -140,8 +139,11 @@ function stemUncached(word: string): string {
 /** Whether a (lower-case) word carries content: not a function, question or time word, not one letter. */
 export function isContentWord(word: string): boolean {
   if (word.length < 2 && !/\p{N}/u.test(word)) return false;
-  return !STOP_WORDS.has(word) && !QUESTION_WORDS.has(word) && !TIME_WORDS.has(word);
+  return !NOT_CONTENT.has(word);
 }
+
+/** Function, question and time words in one set: every word of every retrieved sentence is looked up. */
+const NOT_CONTENT: ReadonlySet<string> = new Set([...STOP_WORDS, ...QUESTION_WORDS, ...TIME_WORDS]);
 
 /** The content words of a text as written (lower case, not stemmed), without repeats: what a question is about. */
 export function contentWords(text: string): string[] {
