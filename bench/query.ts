@@ -323,6 +323,11 @@ const infra = await acquireTestInfrastructure(process.env, (line) => console.err
 const baseEs = createElasticsearchClient({ url: infra.elasticsearchUrl });
 const es =
   Object.keys(infra.elasticsearchHeaders).length === 0 ? baseEs : baseEs.child({ headers: infra.elasticsearchHeaders });
+// The kNN's speed depends on the Java the node runs on (SIMD vector code from 21): recorded with the figures.
+const elasticsearchJava = Object.values((await es.nodes.info({ metric: 'jvm' })).nodes)
+  .map((node) => node.jvm?.version ?? 'unknown')
+  .join(', ');
+console.error(`Elasticsearch runs on Java ${elasticsearchJava}`);
 
 interface Run {
   n: number;
@@ -704,7 +709,15 @@ try {
   await infra.release();
 }
 
-const path = writeBenchResults('query', { store: STORE, queries: QUERIES, k: K, dims: DIMS, runs, sizes: detail });
+const path = writeBenchResults('query', {
+  store: STORE,
+  queries: QUERIES,
+  k: K,
+  dims: DIMS,
+  elasticsearch_java: elasticsearchJava,
+  runs,
+  sizes: detail,
+});
 console.log(JSON.stringify({ runs, sizes: detail }, null, 2));
 console.log('');
 console.log('n          contender          p50 ms  p95 ms  p99 ms  ratio  vs dense  targets');

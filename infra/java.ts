@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { InfraError } from './errors.js';
@@ -57,4 +58,54 @@ export async function findJava(env: NodeJS.ProcessEnv = process.env): Promise<Ja
     );
   }
   return { javaBin: join(settings.javaHome, 'bin', 'java'), ...settings };
+}
+
+/**
+ * The Java versions Elasticsearch is started on when one is installed: from 21 its own native vector
+ * code and Lucene's Panama vector code score the int8 HNSW graphs with SIMD (on 17 both run scalar);
+ * 25 is the newest Elasticsearch 8.19 has been run on here.
+ */
+export const VECTOR_JAVA_MAJORS = { from: 21, to: 25 } as const;
+
+/** Where Debian, Ubuntu and the Temurin packages install JDKs side by side. */
+export const JVM_DIRECTORIES: readonly string[] = ['/usr/lib/jvm'];
+
+function givesVectorCode(java: JavaRuntime): boolean {
+  return java.majorVersion >= VECTOR_JAVA_MAJORS.from && java.majorVersion <= VECTOR_JAVA_MAJORS.to;
+}
+
+/** The JDKs installed under `directories`, each once (Debian links one JDK under several names). */
+async function installedJavas(directories: readonly string[]): Promise<JavaRuntime[]> {
+  const homes = new Set<string>();
+  for (const directory of directories) {
+    const entries = await readdir(directory).catch(() => [] as string[]);
+    for (const entry of entries) {
+      const home = await realpath(join(directory, entry)).catch(() => undefined);
+      if (home !== undefined) homes.add(home);
+    }
+  }
+  const found = await Promise.all([...homes].map((home) => findJava({ JAVA_HOME: home }).catch(() => undefined)));
+  const byHome = new Map<string, JavaRuntime>();
+  for (const java of found) if (java) byHome.set(java.javaHome, java);
+  return [...byHome.values()];
+}
+
+/**
+ * The Java to start Elasticsearch on. `ES_JAVA_HOME`, Elasticsearch's own setting, wins. Otherwise
+ * the Java of `findJava` (JAVA_HOME, else PATH) when it is one of `VECTOR_JAVA_MAJORS`, else the newest
+ * such JDK installed beside it, else the Java of `findJava` after all: a node on Java 17 works, its
+ * kNN searches are just slower (at 1M chunks the raw kNN took 85.8 ms at p95 on 17; bench/README.md).
+ * Kafka keeps the Java of `findJava`.
+ */
+export async function findElasticsearchJava(
+  env: NodeJS.ProcessEnv = process.env,
+  directories: readonly string[] = JVM_DIRECTORIES,
+): Promise<JavaRuntime> {
+  if (env.ES_JAVA_HOME) return findJava({ ...env, JAVA_HOME: env.ES_JAVA_HOME });
+  const usual = await findJava(env);
+  if (givesVectorCode(usual)) return usual;
+  const newest = (await installedJavas(directories))
+    .filter(givesVectorCode)
+    .sort((a, b) => b.majorVersion - a.majorVersion || a.javaHome.localeCompare(b.javaHome))[0];
+  return newest ?? usual;
 }

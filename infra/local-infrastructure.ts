@@ -8,7 +8,7 @@ import {
   stopElasticsearch,
 } from './elasticsearch/elasticsearch-launcher.js';
 import { InfraError } from './errors.js';
-import { findJava } from './java.js';
+import { findElasticsearchJava, findJava, VECTOR_JAVA_MAJORS, type JavaRuntime } from './java.js';
 import { kafkaBrokers, kafkaPaths, kafkaStatus, startKafka, stopKafka } from './kafka/kafka-launcher.js';
 import type { ServiceStatus } from './service-status.js';
 import { ensureElasticsearchDistribution } from './elasticsearch/download-elasticsearch.js';
@@ -37,10 +37,11 @@ export async function upLocalInfrastructure(
   log: (line: string) => void = () => undefined,
 ): Promise<ServiceStatus[]> {
   const java = await findJava();
+  const elasticsearchJava = services.includes('elasticsearch') ? await findElasticsearchJava() : java;
   const before = await localInfrastructureStatus(config, services);
   const settled = await Promise.allSettled(
     services.map((service) =>
-      service === 'kafka' ? startKafka(config, java, log) : startElasticsearch(config, java, log),
+      service === 'kafka' ? startKafka(config, java, log) : startElasticsearch(config, elasticsearchJava, log),
     ),
   );
   const failures = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
@@ -70,6 +71,8 @@ export async function prepareLocalInfrastructure(
 ): Promise<string[]> {
   const java = await findJava();
   const lines = [`java: ${java.majorVersion} at ${java.javaHome}`];
+  if (services.includes('elasticsearch'))
+    lines.push(`elasticsearch: ${describeElasticsearchJava(await findElasticsearchJava())}`);
   if (services.includes('kafka')) lines.push(`kafka: jars in ${await ensureKafkaJars(config.cacheDir, log)}`);
   if (services.includes('elasticsearch')) {
     lines.push(`elasticsearch: distribution in ${await ensureElasticsearchDistribution(config.cacheDir, log)}`);
@@ -81,6 +84,13 @@ export async function prepareLocalInfrastructure(
     );
   }
   return lines;
+}
+
+/** Which Java Elasticsearch runs on, and what that means for its vector search. */
+export function describeElasticsearchJava(java: JavaRuntime): string {
+  return java.majorVersion >= VECTOR_JAVA_MAJORS.from
+    ? `Java ${java.majorVersion} at ${java.javaHome} (SIMD vector scoring)`
+    : `Java ${java.majorVersion} at ${java.javaHome} (scalar vector scoring: install a JDK ${VECTOR_JAVA_MAJORS.from}–${VECTOR_JAVA_MAJORS.to} or set ES_JAVA_HOME for faster kNN)`;
 }
 
 export async function downLocalInfrastructure(

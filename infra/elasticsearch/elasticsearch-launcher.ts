@@ -373,7 +373,7 @@ export async function startElasticsearch(
     const probe = await elasticsearchReady(url, 2000, headers);
     if (probe.ready) {
       log(
-        `elasticsearch: ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${url} (pid ${pid}${runAs ? `, user ${runAs.user}` : ''}${options.security ? ', security on' : ''})`,
+        `elasticsearch: ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${url} (pid ${pid}, Java ${java.majorVersion}${runAs ? `, user ${runAs.user}` : ''}${options.security ? ', security on' : ''})`,
       );
       return {
         service: 'elasticsearch',

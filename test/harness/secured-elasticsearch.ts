@@ -9,7 +9,7 @@ import {
   stopElasticsearch,
 } from '../../infra/elasticsearch/elasticsearch-launcher.js';
 import { isInfraError } from '../../infra/errors.js';
-import { findJava } from '../../infra/java.js';
+import { findElasticsearchJava } from '../../infra/java.js';
 import { findFreePorts } from '../../infra/ports.js';
 import { explainFromLog } from '../../infra/process-control.js';
 import { Secret } from '../../schemas/connection-config.js';
@@ -54,7 +54,7 @@ export async function startSecuredElasticsearch(
       readyTimeoutMs: 90_000,
     });
     const adminPassword = randomBytes(18).toString('base64url');
-    await startElasticsearch(config, await findJava(), log, {
+    await startElasticsearch(config, await findElasticsearchJava(), log, {
       security: { adminUser: ADMIN, adminPassword: new Secret(adminPassword) },
     });
     return {

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InfraError } from '../../infra/errors.js';
-import { findJava, MINIMUM_JAVA_MAJOR, parseJavaSettings } from '../../infra/java.js';
+import { describeElasticsearchJava } from '../../infra/local-infrastructure.js';
+import {
+  findElasticsearchJava,
+  findJava,
+  MINIMUM_JAVA_MAJOR,
+  parseJavaSettings,
+  VECTOR_JAVA_MAJORS,
+} from '../../infra/java.js';
 
 const JAVA_17_OUTPUT = `Property settings:
     file.encoding = UTF-8
@@ -152,5 +159,76 @@ describe('findJava', () => {
     const java = await findJava({ ...process.env });
     expect(java.majorVersion).toBeGreaterThanOrEqual(17);
     expect(java.javaBin).toBe(join(java.javaHome, 'bin', 'java'));
+  });
+});
+
+describe('findElasticsearchJava', () => {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+
+  async function tempDir(): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'neon-jvms-'));
+    dirs.push(dir);
+    return dir;
+  }
+
+  /** A JDK at `home` whose bin/java reports itself as Java `major` living at `home`. */
+  async function fakeJdk(home: string, major: number): Promise<string> {
+    await mkdir(join(home, 'bin'), { recursive: true });
+    const output = `Property settings:\n    java.home = ${home}\n    java.specification.version = ${major}\n`;
+    await writeFile(join(home, 'output.txt'), output);
+    await writeFile(join(home, 'bin', 'java'), `#!/bin/sh\ncat "${join(home, 'output.txt')}" >&2\n`);
+    await chmod(join(home, 'bin', 'java'), 0o755);
+    return home;
+  }
+
+  it('starts Elasticsearch on the newest installed JDK that gives it SIMD vector code, not the 17 of JAVA_HOME', async () => {
+    const jvms = await tempDir();
+    const java17 = await fakeJdk(join(jvms, 'java-17'), 17);
+    await fakeJdk(join(jvms, 'jdk-21'), 21);
+    const jdk25 = await fakeJdk(join(jvms, 'temurin-25'), 25);
+    await fakeJdk(join(jvms, 'jdk-26'), 26); // newer than Elasticsearch 8.19 has been run on here
+    await mkdir(join(jvms, 'not-a-jdk'));
+    const java = await findElasticsearchJava({ JAVA_HOME: java17, PATH: '/usr/bin:/bin' }, [jvms, '/nonexistent']);
+    expect(java).toEqual({ javaBin: join(jdk25, 'bin', 'java'), javaHome: jdk25, majorVersion: 25 });
+  });
+
+  it('keeps the JAVA_HOME JDK when it already gives the vector code', async () => {
+    const jvms = await tempDir();
+    const jdk21 = await fakeJdk(join(jvms, 'jdk-21'), 21);
+    await fakeJdk(join(jvms, 'temurin-25'), 25);
+    const java = await findElasticsearchJava({ JAVA_HOME: jdk21 }, [jvms]);
+    expect(java.javaHome).toBe(jdk21);
+  });
+
+  it("lets ES_JAVA_HOME, Elasticsearch's own setting, choose even a Java 17", async () => {
+    const jvms = await tempDir();
+    const java17 = await fakeJdk(join(jvms, 'java-17'), 17);
+    await fakeJdk(join(jvms, 'temurin-25'), 25);
+    const java = await findElasticsearchJava({ JAVA_HOME: join(jvms, 'temurin-25'), ES_JAVA_HOME: java17 }, [jvms]);
+    expect(java.majorVersion).toBe(17);
+    expect(java.javaHome).toBe(java17);
+  });
+
+  it('falls back to the JAVA_HOME JDK when no JDK in range is installed', async () => {
+    const jvms = await tempDir();
+    const java17 = await fakeJdk(join(jvms, 'java-17'), 17);
+    await fakeJdk(join(jvms, 'jdk-26'), 26);
+    const java = await findElasticsearchJava({ JAVA_HOME: java17 }, [jvms]);
+    expect(java.javaHome).toBe(java17);
+    expect(VECTOR_JAVA_MAJORS.from).toBeGreaterThan(17);
+  });
+});
+
+describe('describeElasticsearchJava', () => {
+  it('says whether the node gets SIMD vector scoring, and how to get it when not', () => {
+    expect(describeElasticsearchJava({ javaBin: '/j/25/bin/java', javaHome: '/j/25', majorVersion: 25 })).toBe(
+      'Java 25 at /j/25 (SIMD vector scoring)',
+    );
+    const on17 = describeElasticsearchJava({ javaBin: '/j/17/bin/java', javaHome: '/j/17', majorVersion: 17 });
+    expect(on17).toContain('scalar vector scoring');
+    expect(on17).toContain('ES_JAVA_HOME');
   });
 });
