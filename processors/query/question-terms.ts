@@ -98,7 +98,12 @@ export function words(text: string): string[] {
   // normalisation would change no letter or digit: it is skipped there.
   const folded = MAY_NEED_FOLDING.test(text) ? text.normalize('NFKD').replace(/\p{M}/gu, '') : text;
   // Every maximal run of letters and digits: what splitting on the rest and dropping empties gives.
-  return folded.toLowerCase().replace(/['’]s\b/g, '').match(WORD_RUN) ?? [];
+  return (
+    folded
+      .toLowerCase()
+      .replace(/['’]s\b/g, '')
+      .match(WORD_RUN) ?? []
+  );
 }
 
 const WORD_RUN = /[\p{L}\p{N}]+/gu;
