@@ -99,12 +99,17 @@ async function installedJavas(directories: readonly string[]): Promise<JavaRunti
  */
 export async function findElasticsearchJava(
   env: NodeJS.ProcessEnv = process.env,
-  directories: readonly string[] = JVM_DIRECTORIES,
+  options: {
+    /** Where to look for other JDKs. */
+    directories?: readonly string[];
+    /** `findJava(env)`'s answer when the caller has it already (Kafka's Java): not asked again. */
+    usual?: JavaRuntime;
+  } = {},
 ): Promise<JavaRuntime> {
   if (env.ES_JAVA_HOME) return findJava({ ...env, JAVA_HOME: env.ES_JAVA_HOME });
-  const usual = await findJava(env);
+  const usual = options.usual ?? (await findJava(env));
   if (givesVectorCode(usual)) return usual;
-  const newest = (await installedJavas(directories))
+  const newest = (await installedJavas(options.directories ?? JVM_DIRECTORIES))
     .filter(givesVectorCode)
     .sort((a, b) => b.majorVersion - a.majorVersion || a.javaHome.localeCompare(b.javaHome))[0];
   return newest ?? usual;

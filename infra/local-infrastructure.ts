@@ -37,7 +37,9 @@ export async function upLocalInfrastructure(
   log: (line: string) => void = () => undefined,
 ): Promise<ServiceStatus[]> {
   const java = await findJava();
-  const elasticsearchJava = services.includes('elasticsearch') ? await findElasticsearchJava() : java;
+  const elasticsearchJava = services.includes('elasticsearch')
+    ? await findElasticsearchJava(process.env, { usual: java })
+    : java;
   const before = await localInfrastructureStatus(config, services);
   const settled = await Promise.allSettled(
     services.map((service) =>
@@ -72,7 +74,9 @@ export async function prepareLocalInfrastructure(
   const java = await findJava();
   const lines = [`java: ${java.majorVersion} at ${java.javaHome}`];
   if (services.includes('elasticsearch'))
-    lines.push(`elasticsearch: ${describeElasticsearchJava(await findElasticsearchJava())}`);
+    lines.push(
+      `elasticsearch: ${describeElasticsearchJava(await findElasticsearchJava(process.env, { usual: java }))}`,
+    );
   if (services.includes('kafka')) lines.push(`kafka: jars in ${await ensureKafkaJars(config.cacheDir, log)}`);
   if (services.includes('elasticsearch')) {
     lines.push(`elasticsearch: distribution in ${await ensureElasticsearchDistribution(config.cacheDir, log)}`);

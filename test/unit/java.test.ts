@@ -97,23 +97,30 @@ describe('parseJavaSettings', () => {
   });
 });
 
-describe('findJava', () => {
-  const dirs: string[] = [];
-  afterEach(async () => {
-    await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-  });
+/** Directories the tests make, removed after each test. */
+const made: string[] = [];
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
 
-  /** A JAVA_HOME whose bin/java prints `output` to stderr, as a real JVM does. */
-  async function fakeJavaHome(output: string): Promise<string> {
-    const home = await mkdtemp(join(tmpdir(), 'neon-java-'));
-    dirs.push(home);
-    await mkdir(join(home, 'bin'));
-    await writeFile(join(home, 'output.txt'), output);
-    const script = join(home, 'bin', 'java');
-    await writeFile(script, `#!/bin/sh\ncat "${join(home, 'output.txt')}" >&2\n`);
-    await chmod(script, 0o755);
-    return home;
-  }
+async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
+/** Makes `home` a JAVA_HOME whose bin/java prints `output` to stderr, as a real JVM does. */
+async function writeFakeJava(home: string, output: string): Promise<string> {
+  await mkdir(join(home, 'bin'), { recursive: true });
+  await writeFile(join(home, 'output.txt'), output);
+  const script = join(home, 'bin', 'java');
+  await writeFile(script, `#!/bin/sh\ncat "${join(home, 'output.txt')}" >&2\n`);
+  await chmod(script, 0o755);
+  return home;
+}
+
+describe('findJava', () => {
+  const fakeJavaHome = async (output: string): Promise<string> => writeFakeJava(await tempDir('neon-java-'), output);
 
   async function rejectionOf(promise: Promise<unknown>): Promise<InfraError> {
     const error: unknown = await promise.then(
@@ -163,60 +170,49 @@ describe('findJava', () => {
 });
 
 describe('findElasticsearchJava', () => {
-  const dirs: string[] = [];
-  afterEach(async () => {
-    await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-  });
-
-  async function tempDir(): Promise<string> {
-    const dir = await mkdtemp(join(tmpdir(), 'neon-jvms-'));
-    dirs.push(dir);
-    return dir;
-  }
-
   /** A JDK at `home` whose bin/java reports itself as Java `major` living at `home`. */
-  async function fakeJdk(home: string, major: number): Promise<string> {
-    await mkdir(join(home, 'bin'), { recursive: true });
-    const output = `Property settings:\n    java.home = ${home}\n    java.specification.version = ${major}\n`;
-    await writeFile(join(home, 'output.txt'), output);
-    await writeFile(join(home, 'bin', 'java'), `#!/bin/sh\ncat "${join(home, 'output.txt')}" >&2\n`);
-    await chmod(join(home, 'bin', 'java'), 0o755);
-    return home;
-  }
+  const fakeJdk = (home: string, major: number): Promise<string> =>
+    writeFakeJava(home, `Property settings:\n    java.home = ${home}\n    java.specification.version = ${major}\n`);
 
   it('starts Elasticsearch on the newest installed JDK that gives it SIMD vector code, not the 17 of JAVA_HOME', async () => {
-    const jvms = await tempDir();
+    const jvms = await tempDir('neon-jvms-');
     const java17 = await fakeJdk(join(jvms, 'java-17'), 17);
     await fakeJdk(join(jvms, 'jdk-21'), 21);
     const jdk25 = await fakeJdk(join(jvms, 'temurin-25'), 25);
     await fakeJdk(join(jvms, 'jdk-26'), 26); // newer than Elasticsearch 8.19 has been run on here
     await mkdir(join(jvms, 'not-a-jdk'));
-    const java = await findElasticsearchJava({ JAVA_HOME: java17, PATH: '/usr/bin:/bin' }, [jvms, '/nonexistent']);
+    const java = await findElasticsearchJava(
+      { JAVA_HOME: java17, PATH: '/usr/bin:/bin' },
+      { directories: [jvms, '/nonexistent'] },
+    );
     expect(java).toEqual({ javaBin: join(jdk25, 'bin', 'java'), javaHome: jdk25, majorVersion: 25 });
   });
 
   it('keeps the JAVA_HOME JDK when it already gives the vector code', async () => {
-    const jvms = await tempDir();
+    const jvms = await tempDir('neon-jvms-');
     const jdk21 = await fakeJdk(join(jvms, 'jdk-21'), 21);
     await fakeJdk(join(jvms, 'temurin-25'), 25);
-    const java = await findElasticsearchJava({ JAVA_HOME: jdk21 }, [jvms]);
+    const java = await findElasticsearchJava({ JAVA_HOME: jdk21 }, { directories: [jvms] });
     expect(java.javaHome).toBe(jdk21);
   });
 
   it("lets ES_JAVA_HOME, Elasticsearch's own setting, choose even a Java 17", async () => {
-    const jvms = await tempDir();
+    const jvms = await tempDir('neon-jvms-');
     const java17 = await fakeJdk(join(jvms, 'java-17'), 17);
     await fakeJdk(join(jvms, 'temurin-25'), 25);
-    const java = await findElasticsearchJava({ JAVA_HOME: join(jvms, 'temurin-25'), ES_JAVA_HOME: java17 }, [jvms]);
+    const java = await findElasticsearchJava(
+      { JAVA_HOME: join(jvms, 'temurin-25'), ES_JAVA_HOME: java17 },
+      { directories: [jvms] },
+    );
     expect(java.majorVersion).toBe(17);
     expect(java.javaHome).toBe(java17);
   });
 
   it('falls back to the JAVA_HOME JDK when no JDK in range is installed', async () => {
-    const jvms = await tempDir();
+    const jvms = await tempDir('neon-jvms-');
     const java17 = await fakeJdk(join(jvms, 'java-17'), 17);
     await fakeJdk(join(jvms, 'jdk-26'), 26);
-    const java = await findElasticsearchJava({ JAVA_HOME: java17 }, [jvms]);
+    const java = await findElasticsearchJava({ JAVA_HOME: java17 }, { directories: [jvms] });
     expect(java.javaHome).toBe(java17);
     expect(VECTOR_JAVA_MAJORS.from).toBeGreaterThan(17);
   });
