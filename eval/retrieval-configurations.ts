@@ -47,6 +47,7 @@ export const CONFIGURATIONS: Record<string, Configuration> = {
   'generic/weighted-0.7': { strategy: 'generic', fusion: 'weighted', lexicalWeight: 0.7 },
   'generic/content-words': { strategy: 'generic', lexicalWords: 'content' },
   'generic/all-words': { strategy: 'generic', lexicalWords: 'all' },
+  'tempralm/content-words': { strategy: 'tempralm', lexicalWords: 'content' },
   // Reciprocal-rank fusion of the dense and lexical rankings alone, without the answer-sentence one.
   'generic/no-sentences': { strategy: 'generic', answerSentences: false },
   'tempralm/no-sentences': { strategy: 'tempralm', answerSentences: false },

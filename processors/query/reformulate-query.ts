@@ -110,6 +110,11 @@ export interface Reformulated {
   embedded: string;
   /** What lexical search matches: the question's words and the canonical names of its entities. */
   lexical: string;
+  /**
+   * The question's topic with every word and the aliases it used: what answer sentences are read
+   * against, whatever lexical search looks for (its question word says what kind of answer is asked).
+   */
+  asked: string;
   entities: LinkedEntity[];
 }
 
@@ -153,12 +158,12 @@ export function reformulate(
   // An alias the question used ("Merz") and the canonical name ("Friedrich Merz") may both be in the
   // documents: lexical search looks for either.
   const aliases = entities.filter((e) => e.surface !== e.name && !topic.includes(e.surface)).map((e) => e.surface);
+  const searched = options.lexicalWords === 'content' ? contentWords(topic).join(' ') || topic : topic;
   return {
     text: `${text}, ${spellDate(tq)}`,
     embedded: options.dateInText ? `${topic}, ${spellDate(tq)}` : topic,
-    lexical: [options.lexicalWords === 'content' ? contentWords(topic).join(' ') || topic : topic, ...aliases].join(
-      ' ',
-    ),
+    lexical: [searched, ...aliases].join(' '),
+    asked: [topic, ...aliases].join(' '),
     entities,
   };
 }

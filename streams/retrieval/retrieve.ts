@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Embedder } from '../../processors/embed/embedder.js';
 import { publishedDay } from '../../processors/index/index-documents.js';
 import {
@@ -178,6 +179,8 @@ function byAnswerSentence(
 interface QueryTexts {
   vector: number[];
   lexical: string;
+  /** What the answer-sentence ranking reads: every word of the topic (`Reformulated.asked`). */
+  asked: string;
   fusion: FusionMode;
   lexicalWeight?: number;
   /** `rrf`: rank the candidates by their best answer sentence too. */
@@ -478,7 +481,7 @@ export class Retriever {
         timings[step] = Math.round((performance.now() - started) * 100) / 100;
       }
     };
-    const { text, embedded, lexical, entities } = await time('reformulate', () =>
+    const { text, embedded, lexical, asked, entities } = await time('reformulate', () =>
       reformulate(request.q, request.tq, this.options.linker, {
         ...(request.dateInText ? { dateInText: true } : {}),
         lexicalWords: request.lexicalWords ?? DEFAULT_LEXICAL_WORDS,
@@ -490,6 +493,7 @@ export class Retriever {
     const query: QueryTexts = {
       vector: vector === undefined ? [] : Array.from(vector),
       lexical,
+      asked,
       fusion,
       ...(request.lexicalWeight === undefined ? {} : { lexicalWeight: request.lexicalWeight }),
       answerSentences: request.answerSentences ?? DEFAULT_ANSWER_SENTENCES,
@@ -664,7 +668,12 @@ export class Retriever {
             this.rankByStrategy(
               hopRequest(sub.text),
               kinds,
-              { ...query, vector: vectors[i] === undefined ? [] : Array.from(vectors[i]), lexical: sub.text },
+              {
+                ...query,
+                vector: vectors[i] === undefined ? [] : Array.from(vectors[i]),
+                lexical: sub.text,
+                asked: sub.text,
+              },
               { ...range, entityId: sub.bridge.id },
               untimed,
             ),
@@ -796,8 +805,20 @@ export class Retriever {
         d.document,
       ]),
     );
-    const [passages, superseded] = await Promise.all([
-      this.passagesOf([...documents.values()], new Map([...passageHits].map(([id, chunk]) => [id, chunk.text]))),
+    // The answer-sentence ranking is the retriever's own CPU work: it runs while the superseded
+    // reads are in Elasticsearch (from the next turn of the event loop, once their requests are
+    // out), not after them.
+    const [{ passages, bySentence }, superseded] = await Promise.all([
+      this.passagesOf([...documents.values()], new Map([...passageHits].map(([id, chunk]) => [id, chunk.text]))).then(
+        async (passages) => {
+          await nextTurn();
+          const ranksSentences = query.fusion === 'rrf' && query.answerSentences;
+          return {
+            passages,
+            bySentence: ranksSentences ? byAnswerSentence(query.asked, [...documents.values()], passages) : [],
+          };
+        },
+      ),
       this.supersededAsOf([...documents.values()], filter),
     ]);
     const fused = fuseRankings(
@@ -808,9 +829,7 @@ export class Retriever {
         ...(query.lexicalWeight === undefined ? {} : { lexicalWeight: query.lexicalWeight }),
         ...(query.sentenceWeight === undefined ? {} : { sentenceWeight: query.sentenceWeight }),
       },
-      query.fusion === 'rrf' && query.answerSentences
-        ? byAnswerSentence(query.lexical, [...documents.values()], passages)
-        : [],
+      bySentence,
     );
     const hits = [...fused.entries()]
       .filter(([id]) => !superseded.has(id))

@@ -276,6 +276,18 @@ describe('query reformulation', () => {
     expect(r.lexical).toBe('Doja Cat news doja');
     expect(reformulate('doja news', TQ, linker, { dateInText: true }).embedded).toBe('Doja Cat news, August 31, 2023');
   });
+
+  it('searches content words alone when asked, and still hands the answer-sentence reader every word', () => {
+    const r = reformulate('who did doja meet in the studio last week', TQ, linker, {
+      topic: 'who did doja meet in the studio',
+      lexicalWords: 'content',
+    });
+    expect(r.lexical).toBe('doja cat meet studio doja');
+    expect(r.asked).toBe('who did Doja Cat meet in the studio doja');
+    expect(reformulate('who did doja meet', TQ, linker).lexical).toBe(
+      reformulate('who did doja meet', TQ, linker).asked,
+    );
+  });
 });
 
 describe('search requests', () => {
