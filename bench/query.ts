@@ -48,7 +48,7 @@ import type { Client, estypes } from '@elastic/elasticsearch';
 import type { Embedder } from '../processors/embed/embedder.js';
 import { chunkDocument, interactionDocument } from '../processors/index/index-documents.js';
 import type { FusionMode } from '../processors/query/fuse-rankings.js';
-import { contentWords } from '../processors/query/question-terms.js';
+import { searchWords } from '../processors/query/question-terms.js';
 import { DAY_MS } from '../processors/query/rank-candidates.js';
 import { EntityLinker } from '../processors/query/reformulate-query.js';
 import {
@@ -440,7 +440,7 @@ try {
       // does not ask for, and the question's words chosen the other way (`lexicalWords`).
       type Bm25Variant = 'as-product' | 'with-total' | 'other-words';
       const searchedWords = (q: Query, words: LexicalWords): string =>
-        words === 'content' ? contentWords(q.text).join(' ') || q.text : q.text;
+        words === 'content' ? searchWords(q.text).join(' ') || q.text : q.text;
       const bm25Body = (q: Query, variant: Bm25Variant): estypes.SearchRequest => ({
         index: alias,
         query: {

@@ -48,6 +48,7 @@ export const CONFIGURATIONS: Record<string, Configuration> = {
   'generic/content-words': { strategy: 'generic', lexicalWords: 'content' },
   'generic/all-words': { strategy: 'generic', lexicalWords: 'all' },
   'tempralm/content-words': { strategy: 'tempralm', lexicalWords: 'content' },
+  'tempralm/all-words': { strategy: 'tempralm', lexicalWords: 'all' },
   // Reciprocal-rank fusion of the dense and lexical rankings alone, without the answer-sentence one.
   'generic/no-sentences': { strategy: 'generic', answerSentences: false },
   'tempralm/no-sentences': { strategy: 'tempralm', answerSentences: false },

@@ -155,6 +155,18 @@ export function contentWords(text: string): string[] {
   return [...new Set(words(text).filter(isContentWord))];
 }
 
+/**
+ * The words lexical search looks for: the content words, and every word written as an acronym
+ * ("US", "WHO", "IT"), which lower case would take for a function or question word.
+ */
+export function searchWords(text: string): string[] {
+  const acronyms = new Set((text.match(ACRONYM) ?? []).map((word) => word.toLowerCase()));
+  return [...new Set(words(text).filter((word) => isContentWord(word) || acronyms.has(word)))];
+}
+
+/** Two or more capitals standing as a word of their own. */
+const ACRONYM = /(?<![\p{L}\p{N}])\p{Lu}{2,}(?![\p{L}\p{N}])/gu;
+
 /** The stemmed content words of a text, in order, repeats kept. */
 export function contentTerms(text: string): string[] {
   return words(text).filter(isContentWord).map(stem);

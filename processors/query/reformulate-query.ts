@@ -4,7 +4,7 @@
  * shown to people; and what the two retrievers search for: the embedded text (without the date
  * unless asked: time enters the ranking instead) and the words of lexical search.
  */
-import { contentWords } from './question-terms.js';
+import { searchWords } from './question-terms.js';
 
 export interface LinkableEntity {
   id: string;
@@ -158,7 +158,7 @@ export function reformulate(
   // An alias the question used ("Merz") and the canonical name ("Friedrich Merz") may both be in the
   // documents: lexical search looks for either.
   const aliases = entities.filter((e) => e.surface !== e.name && !topic.includes(e.surface)).map((e) => e.surface);
-  const searched = options.lexicalWords === 'content' ? contentWords(topic).join(' ') || topic : topic;
+  const searched = options.lexicalWords === 'content' ? searchWords(topic).join(' ') || topic : topic;
   return {
     text: `${text}, ${spellDate(tq)}`,
     embedded: options.dateInText ? `${topic}, ${spellDate(tq)}` : topic,

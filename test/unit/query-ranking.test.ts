@@ -284,6 +284,11 @@ describe('query reformulation', () => {
     });
     expect(r.lexical).toBe('doja cat meet studio doja');
     expect(r.asked).toBe('who did Doja Cat meet in the studio doja');
+    // An acronym is a name, whatever function word its lower case spells.
+    expect(
+      reformulate('How many tests can US households order?', TQ, linker, { lexicalWords: 'content' }).lexical,
+    ).toBe('tests us households order');
+    expect(reformulate('What did the WHO say about it?', TQ, linker, { lexicalWords: 'content' }).lexical).toBe('who');
     expect(reformulate('who did doja meet', TQ, linker).lexical).toBe(
       reformulate('who did doja meet', TQ, linker).asked,
     );
