@@ -14,6 +14,7 @@ import type { ServiceStatus } from './service-status.js';
 import { ensureElasticsearchDistribution } from './elasticsearch/download-elasticsearch.js';
 import { elasticsearchRunAs } from './elasticsearch/elasticsearch-user.js';
 import { ensureKafkaJars } from './kafka/download-kafka.js';
+import { withStartLock } from './start-lock.js';
 
 export type ServiceName = 'kafka' | 'elasticsearch';
 export const ALL_SERVICES: readonly ServiceName[] = ['kafka', 'elasticsearch'];
@@ -28,13 +29,30 @@ export function localEndpoints(config: LocalInfraConfig): LocalEndpoints {
 }
 
 /**
- * Brings up the requested services side by side and resolves once each answers its readiness
- * probe. Idempotent for services already running; on failure, stops what it started.
+ * How long a second `up` on the same data directory waits for the first: its readiness wait, and
+ * time for the downloads a first `up` makes.
  */
-export async function upLocalInfrastructure(
+const START_LOCK_DOWNLOAD_MS = 10 * 60_000;
+
+/**
+ * Brings up the requested services side by side and resolves once each answers its readiness
+ * probe. Idempotent for services already running; on failure, stops what it started. One call at a
+ * time per data directory (`withStartLock`): a second waits for the first, then finds its services.
+ */
+export function upLocalInfrastructure(
   config: LocalInfraConfig,
   services: readonly ServiceName[] = ALL_SERVICES,
   log: (line: string) => void = () => undefined,
+): Promise<ServiceStatus[]> {
+  return withStartLock(config.dataDir, config.readyTimeoutMs + START_LOCK_DOWNLOAD_MS, () =>
+    upUnlocked(config, services, log),
+  );
+}
+
+async function upUnlocked(
+  config: LocalInfraConfig,
+  services: readonly ServiceName[],
+  log: (line: string) => void,
 ): Promise<ServiceStatus[]> {
   const java = await findJava();
   const elasticsearchJava = services.includes('elasticsearch')
