@@ -29,6 +29,7 @@
 import type { EntityType, RegistryEntity } from '../../schemas/records.generated.js';
 import { entityIdFor, entityKey, keyTokens } from './entity-id.js';
 import { LEGAL_SUFFIXES } from './entity-vocabulary.js';
+import { countryOfNationality } from './recognize-entities.js';
 import { acronymLetters, crossDocumentShortForm, endsWith, initials } from './resolve-coreferences.js';
 import {
   activeFusion,
@@ -87,6 +88,9 @@ export class EntityRegistry {
   readonly #byInitials = new Map<string, Set<string>>();
   /** Cross-document short forms of canonical names ("rubio" → Marco Rubio, "apple" → Apple Inc.). */
   readonly #byShortForm = new Map<string, Set<string>>();
+  /** Named armed forces ("Israel Defense Forces") and markup's "<X> forces", by the country's key. */
+  readonly #byNamedForce = new Map<string, Set<string>>();
+  readonly #byGenericForce = new Map<string, Set<string>>();
   /** Spelling blocks of canonical names (see spellingBlock) → ids: where a new name's spellings are. */
   readonly #bySpelling = new Map<string, Set<string>>();
   readonly #changed = new Set<string>();
@@ -184,6 +188,13 @@ export class EntityRegistry {
   get(id: string): RegistryEntity | undefined {
     const entity = this.#byId.get(id);
     return entity === undefined ? undefined : copy(entity);
+  }
+
+  /** Whether some entity (of this type, when given) has this surface (compared by key) as an alias. */
+  knowsName(surface: string, type?: EntityType): boolean {
+    const ids = this.#byAlias.get(entityKey(surface));
+    if (ids === undefined) return false;
+    return type === undefined || [...ids].some((id) => this.#byId.get(id)?.type === type);
   }
 
   /**
@@ -305,6 +316,13 @@ export class EntityRegistry {
         absorb(named.id, 'alias', `an article called "${entity.name}" "${surface}"`);
       }
     }
+    // A named force absorbs what markup called "<X> forces" of its country before it was known.
+    const force = armedForcesOf(entity.name);
+    if (force?.named === true && this.#roots([...(this.#byNamedForce.get(force.country) ?? [])]).length === 1) {
+      for (const id of this.#byGenericForce.get(force.country) ?? []) {
+        absorb(id, 'alias', `"${this.#byId.get(id)?.name ?? id}" are the armed forces "${entity.name}" names`);
+      }
+    }
     if (!this.#fuseIntoShorterPerson(entity, at)) this.#fuseAsSpelling(entity, at);
   }
 
@@ -342,11 +360,16 @@ export class EntityRegistry {
     const threshold = this.#spellingThreshold;
     const block = spellingBlock(entity.name, entity.type);
     if (threshold === undefined || block === undefined) return;
+    // Forces are told apart by their country, and countries' words are often a letter or two apart
+    // ("Malian" / "Malawian", "Austrian" / "Australian").
+    const force = armedForcesOf(entity.name)?.country;
     const roots = new Map<string, { score: number; name: string }>();
     for (const id of this.#bySpelling.get(block) ?? []) {
       if (id === entity.id) continue;
       const other = this.#byId.get(id)!;
       if (other.type !== entity.type) continue;
+      const otherForce = armedForcesOf(other.name)?.country;
+      if (force !== otherForce && (force !== undefined || otherForce !== undefined)) continue;
       const score = spellingsAgree(entity.name, other.name, threshold);
       if (score === undefined) continue;
       const root = this.canonicalId(id);
@@ -385,9 +408,19 @@ export class EntityRegistry {
     if (only !== undefined && wordCount(this.#byId.get(only)!.name) > wordCount(cluster.name)) return only;
     // An acronym whose expansion is a known entity, and only one ("FBI" once "Federal Bureau of
     // Investigation" is known; "ICC" stays itself while two courts and a cricket council share it).
+    // Expansions fused into one count once ("Israel Defense Forces" into "Israeli Defense Forces").
     const letters = acronymLetters(cluster.name);
-    const expansions = letters === undefined ? [] : others(this.#byInitials.get(letters) ?? []);
+    const expansions = this.#roots(letters === undefined ? [] : others(this.#byInitials.get(letters) ?? []));
     if (expansions.length === 1) return expansions[0]!;
+    // A group named in the plural is the entity its singular is known as, and the other way round
+    // ("Alawites" → "Alawite", "Houthi" → "Houthis", "Palestinians" → the country "Palestinian" names).
+    const number = otherNumber(cluster.name);
+    const counterpart = number === undefined ? [] : this.#roots(others(this.#aliasedBy(number, cluster.type)));
+    if (counterpart.length === 1) return counterpart[0]!;
+    // "Israeli troops" (markup's "Israeli forces") are the one named force of the country known.
+    const force = armedForcesOf(cluster.name);
+    const named = force?.named !== false ? [] : this.#roots(others(this.#byNamedForce.get(force.country) ?? []));
+    if (named.length === 1) return named[0]!;
     // The one known person this last name belongs to ("Rubio" → "Marco Rubio"), or company without
     // its legal suffix; several ("Trump": Donald, Melania) link nothing. Other short forms ("Senate")
     // only link within an article: across articles they are too often another country's.
@@ -439,6 +472,11 @@ export class EntityRegistry {
   }
 
   /** Ids of the entities of a compatible type that have this surface as an alias. */
+  /** The distinct entities these ids are fused into. */
+  #roots(ids: readonly string[]): string[] {
+    return [...new Set(ids.map((id) => this.canonicalId(id)))];
+  }
+
   #aliasedBy(surface: string, type: EntityType): string[] {
     const ids = this.#byAlias.get(entityKey(surface));
     if (ids === undefined) return [];
@@ -480,6 +518,8 @@ export class EntityRegistry {
     const block = spellingBlock(entity.name, entity.type);
     if (block !== undefined) addTo(this.#bySpelling, block, entity.id);
     for (const alias of entity.aliases) addTo(this.#byAlias, entityKey(alias), entity.id);
+    const force = armedForcesOf(entity.name);
+    if (force !== undefined) addTo(force.named ? this.#byNamedForce : this.#byGenericForce, force.country, entity.id);
   }
 
   #unindex(entity: RegistryEntity): void {
@@ -490,6 +530,9 @@ export class EntityRegistry {
     const block = spellingBlock(entity.name, entity.type);
     if (block !== undefined) removeFrom(this.#bySpelling, block, entity.id);
     for (const alias of entity.aliases) removeFrom(this.#byAlias, entityKey(alias), entity.id);
+    const force = armedForcesOf(entity.name);
+    if (force !== undefined)
+      removeFrom(force.named ? this.#byNamedForce : this.#byGenericForce, force.country, entity.id);
   }
 }
 
@@ -508,6 +551,35 @@ function removeFrom(index: Map<string, Set<string>>, key: string, id: string): v
 function wordCount(name: string): number {
   const key = entityKey(name);
   return key.length === 0 ? 0 : key.split(' ').length;
+}
+
+/**
+ * The other grammatical number of a one-word group name with a demonym's ending: "Alawites" ↔
+ * "Alawite", "Houthis" ↔ "Houthi", "Palestinians" ↔ "Palestinian". Undefined for other names: a
+ * plain final "s" is too often part of a name ("Williams", "Athens", "Reuters").
+ */
+function otherNumber(name: string): string | undefined {
+  if (!/^\p{Lu}\p{Ll}+$/u.test(name)) return undefined;
+  const plural = /^(.{3,}(?:ite|ian|an|i))s$/u.exec(name);
+  if (plural !== null) return plural[1];
+  return /^.{3,}(?:ite|ian|an|i)$/u.test(name) ? `${name}s` : undefined;
+}
+
+/**
+ * The country whose armed forces a name stands for: markup's "<X> forces" ("Israeli forces", for
+ * "Israeli troops" or "the Israeli military"), or a named force, "<X> Defense Forces", "<X> Armed
+ * Forces", "<X> Security Force", "<X> Army", "Armed Forces of <X>". X is keyed as its country when it
+ * is a nationality word ("Israeli" → Israel) so that both sides meet. Branches ("Israeli Air Force")
+ * and forces not of a country ("Syrian Democratic Forces", "Free Syrian Army") have none.
+ */
+function armedForcesOf(name: string): { country: string; named: boolean } | undefined {
+  const generic = /^(.+) forces$/u.exec(name);
+  const named =
+    /^(.+?) (?:Defen[cs]e Forces?|Armed Forces|Security Forces?|Army|Military)$/u.exec(name) ??
+    /^Armed Forces of (?:the )?(.+)$/u.exec(name);
+  const modifier = generic?.[1] ?? named?.[1];
+  if (modifier === undefined) return undefined;
+  return { country: entityKey(countryOfNationality(modifier) ?? modifier), named: generic === null };
 }
 
 function compatible(a: EntityType, b: EntityType): boolean {

@@ -4,7 +4,8 @@
  *
  * Delivery: pure apart from the registry, and replay-safe — ids derive from canonical names, so
  * marking an article again yields the same ids unless the registry has since learned an alias that
- * links a short form differently. Replays do count the article again in the registry's `mentions`.
+ * links a short form differently, or a name that a sentence's first word was only kept for when
+ * known ("Hamas militants …", `EntitySpan.onlyIfKnown`). Replays do count the article again in the registry's `mentions`.
  * Rejections: none. Any article, even one with empty text, yields a MarkedArticle; the only error
  * is a MarkupConfigError for invalid options, raised before any article is read.
  *
@@ -67,7 +68,16 @@ export function markArticle(
   const ranges = analysis.sentences;
   const sentenceOf = sentenceLocator(ranges);
 
-  const spans = analysis.spans.filter((span) => sentenceOf(span) !== undefined).slice(0, maxMentionsPerArticle);
+  // A reading that depends on what the registry knows ("Hamas militants …") is settled here.
+  const settle = (span: EntitySpan | undefined): EntitySpan | undefined => {
+    if (span?.onlyIfKnown === undefined || registry.knowsName(span.onlyIfKnown.name, span.onlyIfKnown.type))
+      return span;
+    return settle(span.otherwise);
+  };
+  const spans = analysis.spans
+    .map(settle)
+    .filter((span): span is EntitySpan => span !== undefined && sentenceOf(span) !== undefined)
+    .slice(0, maxMentionsPerArticle);
   // A nationality word joins its country's mentions ("Israeli" with "Israel"), under the country's name.
   const clusters = resolveCoreferences(spans.map((s) => ({ surface: s.name ?? s.surface, type: s.type })));
   const linked = registry.link(

@@ -1,9 +1,10 @@
 /**
  * Nationality words ("Israeli", "Turkish", "South Korean") and the country each one names. In news
  * a nationality adjective says what a sentence is about as surely as the country's name does:
- * "Israeli airstrikes", "Turkish forces" and "the Lebanese army" are news about Israel, Turkey and
- * Lebanon, and editors link them so. Marked as mentions of the country, they count towards its
- * coverage (spike detection) and name it in the text it is searched by.
+ * "Israeli airstrikes" and "a Lebanese delegation" are news about Israel and Lebanon, and editors
+ * link them so. Marked as mentions of the country, they count towards its coverage (spike
+ * detection) and name it in the text it is searched by. Before a force noun ("Turkish forces",
+ * "the Lebanese army") the word names the country's armed forces instead (recognize-entities.ts).
  *
  * The words come from the world-countries dataset (mledoze/countries, ODbL 1.0). A word shared by
  * two UN members ("Congolese", "Dominican") names neither; a word shared by a UN member and a

@@ -37,6 +37,15 @@ export interface EntitySpan {
   surface: string;
   /** The name the span stands for when it is not its surface: a nationality word's country. */
   name?: string;
+  /**
+   * A reading that holds only if the entity registry already knows this name (as this type, when
+   * given): "Hamas militants fire rockets" reads like "Security forces fire rockets", and only
+   * having seen "Hamas" as a name elsewhere tells them apart; "Puntland forces" are armed forces
+   * only if Puntland is known as a place. The text alone cannot say, so markup asks the registry.
+   */
+  onlyIfKnown?: { name: string; type?: EntityType };
+  /** What is marked instead when `onlyIfKnown` does not hold. */
+  otherwise?: EntitySpan;
 }
 
 interface CompromiseTerm {
@@ -109,6 +118,8 @@ const NON_NAME_TAGS = ['Adverb', 'Expression', 'Conjunction', 'Determiner', 'Pre
 const COMMON_WORD_TAGS = ['Verb', 'Adverb', 'Adjective', 'Plural', 'Value', 'Expression', 'Date'];
 const ABBREVIATED_SUFFIX = /^(?:Inc|Corp|Ltd|Co|Jr|Sr|Bros)$/;
 const YEAR = /^(?:1[89]|20)\d\d$/;
+/** Capital letters then digits: a code name ("M23", "G7", "COP29", "H5N1"), never a common word. */
+const CODE_NAME = /^\p{Lu}+\d+[\p{Lu}\d]*$/u;
 const ROMAN = /^[IVXLC]{1,6}$/;
 const UPPER_START = /^\p{Lu}/u;
 const ONLY_SPACES = /^[^\S\n]+$/u;
@@ -174,6 +185,9 @@ const OFFICE_DOMAINS: ReadonlySet<string> = new Set([
   'trade',
   'home',
   'rights',
+  // Ranks of an office: "High Commissioner for Human Rights", "Special Envoy for Syria".
+  'high',
+  'special',
 ]);
 /** Titles that also occur inside organisation names ("General Motors", "Chief Rabbinate"). */
 const AMBIGUOUS_TITLES: ReadonlySet<string> = new Set([
@@ -236,6 +250,12 @@ export function recognizeEntities(text: string): EntitySpan[] {
       i = event + 1;
       continue;
     }
+    const organization = dateNamedOrganization(words, i);
+    if (organization !== undefined) {
+      spans.push(span(text, words[i]!.start, words[organization]!.end, 'ORGANIZATION'));
+      i = organization + 1;
+      continue;
+    }
     const end = runEnd(words, i);
     if (end === undefined) {
       i++;
@@ -243,30 +263,35 @@ export function recognizeEntities(text: string): EntitySpan[] {
     }
     for (const piece of splitTitles(words, i, end)) {
       if (isNamePrefix(words[piece.from]!) && piece.to === piece.from + 1) piece.from += 1;
-      const office = piece.beforeTitle ? countryOfOffice(text, words, piece, knownNames) : undefined;
-      if (office !== undefined) {
-        spans.push(office);
-        continue;
-      }
-      const mention = toMention(text, words, piece.from, piece.to, knownNames);
-      // What precedes a title is a qualifier unless it names a place or an institution ("U.S.").
-      if (piece.beforeTitle && mention?.type !== 'LOCATION' && mention?.type !== 'ORGANIZATION') {
-        const place = placeOfOffice(text, words, piece);
-        if (place !== undefined) spans.push(place);
-        continue;
-      }
-      if (mention === undefined) {
-        // "Paris mayor Anne Hidalgo" opening a sentence: a lower-case title ends the run.
-        const next = words[piece.to + 1];
-        const place = next !== undefined && TITLE_WORDS.has(next.lower) ? placeOfOffice(text, words, piece) : undefined;
-        if (place !== undefined) spans.push(place);
-        continue;
-      }
-      spans.push(mention);
+      const plain = pieceMention(text, words, piece, knownNames);
+      const chosen = piece.beforeTitle ? plain : (armedForces(text, words, piece, plain) ?? plain);
+      if (chosen !== undefined) spans.push(chosen);
     }
     i = end + 1;
   }
   return spans;
+}
+
+/** The mention one piece of a capitalised run makes, if any. */
+function pieceMention(
+  text: string,
+  words: readonly Word[],
+  piece: Piece,
+  knownNames: ReadonlySet<string>,
+): EntitySpan | undefined {
+  const office = piece.beforeTitle ? countryOfOffice(text, words, piece, knownNames) : undefined;
+  if (office !== undefined) return office;
+  const mention = toMention(text, words, piece.from, piece.to, knownNames);
+  // What precedes a title is a qualifier unless it names a place or an institution ("U.S.").
+  if (piece.beforeTitle && mention?.type !== 'LOCATION' && mention?.type !== 'ORGANIZATION') {
+    return placeOfOffice(text, words, piece);
+  }
+  if (mention === undefined) {
+    // "Paris mayor Anne Hidalgo" opening a sentence: a lower-case title ends the run.
+    const next = words[piece.to + 1];
+    return next !== undefined && TITLE_WORDS.has(next.lower) ? placeOfOffice(text, words, piece) : undefined;
+  }
+  return mention;
 }
 
 /**
@@ -566,7 +591,12 @@ function toMention(
   if (only === undefined) return undefined;
   const nationality = nationalityMention(text, run);
   if (nationality !== undefined) return nationality;
-  if (run.length === 1 && !singleWordName(only, knownNames, words[to + 1])) return undefined;
+  let onlyIfKnown = false;
+  if (run.length === 1) {
+    const verdict = singleWordName(only, knownNames, words[to + 1]);
+    if (verdict === false) return undefined;
+    onlyIfKnown = verdict === 'if-known';
+  }
   if (run.every((w) => (isDemonym(w) && !isGroupName(w)) || TITLE_WORDS.has(w.lower))) return undefined;
   if (modifiesNoun(run, words[to + 1])) return undefined;
   if (run.every((w) => w.tags.has('Value') || w.tags.has('Date'))) return undefined;
@@ -575,17 +605,23 @@ function toMention(
   const end = ABBREVIATED_SUFFIX.test(last.text) && last.gap.startsWith('.') ? last.end + 1 : last.end;
   const after = words[to + 1];
   const type = personLedThing(run, after) ? 'PERSON' : governmentLeader(run, after) ? 'OTHER' : typeOf(run);
-  return span(text, only.start, end, type);
+  const mention = span(text, only.start, end, type);
+  return onlyIfKnown ? { ...mention, onlyIfKnown: { name: mention.surface } } : mention;
 }
 
 /**
- * A nationality word ("Israeli", "South Korean"), which modifies rather than names, as a mention of
- * its country; undefined for one that names no single country ("Congolese", "Kurdish").
+ * A nationality word ("Israeli", "South Korean") or its plural ("Israelis"), which modifies or names
+ * a people, as a mention of its country; undefined for one that names no single country
+ * ("Congolese", "Kurdish").
  */
 function nationalityMention(text: string, run: readonly Word[]): EntitySpan | undefined {
   const words = run.filter((w) => !TITLE_WORDS.has(w.lower));
   if (words.length === 0 || words.length > 3 || words.some((w) => w.possessive)) return undefined;
-  const country = NATIONALITY_WORDS.get(words.map((w) => w.lower).join(' '));
+  const key = words.map((w) => w.lower).join(' ');
+  // The plural names the people ("Palestinians", "Ukrainians"): news of them is news of the country
+  // as surely as the adjective's is.
+  const country =
+    NATIONALITY_WORDS.get(key) ?? (key.endsWith('s') ? NATIONALITY_WORDS.get(key.slice(0, -1)) : undefined);
   if (country === undefined) return undefined;
   return { ...span(text, words[0]!.start, words.at(-1)!.end, 'LOCATION'), name: country };
 }
@@ -676,7 +712,8 @@ function plausibleInitialWord(word: Word, knownNames: ReadonlySet<string>, rest:
   return !COMMON_WORD_TAGS.some((t) => word.tags.has(t));
 }
 
-function singleWordName(word: Word, knownNames: ReadonlySet<string>, after: Word | undefined): boolean {
+/** Whether one word is a name: yes, no, or only if it is known as one already (`EntitySpan.onlyIfKnown`). */
+function singleWordName(word: Word, knownNames: ReadonlySet<string>, after: Word | undefined): boolean | 'if-known' {
   if (/^.$/u.test(word.text)) return false;
   if (TITLE_WORDS.has(word.lower)) return false;
   if (COMMON_CAPITALISED.has(word.lower)) return false;
@@ -690,6 +727,7 @@ function singleWordName(word: Word, knownNames: ReadonlySet<string>, after: Word
   }
   if (knownNames.has(word.lower) || word.match !== undefined || NAME_TAGS.slice(1).some((t) => word.tags.has(t)))
     return true;
+  if (CODE_NAME.test(word.text)) return true;
   // A sentence-initial word compromise's lexicon does not know, and that does not look like a verb,
   // plural or modifier, is most often a name ("Hamas said", "SpaceX launches"), unless a noun
   // follows it ("Security forces", "Hotel costs").
@@ -697,7 +735,11 @@ function singleWordName(word: Word, knownNames: ReadonlySet<string>, after: Word
   if (/ly$/.test(word.lower)) return false;
   const modifies =
     after !== undefined && /^\p{Ll}/u.test(after.text) && after.tags.has('Noun') && !after.tags.has('Verb');
-  return !modifies;
+  if (!modifies) return true;
+  // A head word ("Council members", "Ministry officials") stays a common noun however often it is
+  // part of a name.
+  const head = ORGANIZATION_HEADS.has(word.lower) || LOCATION_HEADS.has(word.lower) || EVENT_HEADS.has(word.lower);
+  return head ? false : 'if-known';
 }
 
 /**
@@ -792,6 +834,61 @@ function yearLedEvent(words: readonly Word[], i: number): number | undefined {
     if (!joins(word)) break;
   }
   return end;
+}
+
+/** Nouns for a country's or a territory's armed forces after its name or nationality word. */
+const FORCE_NOUNS: ReadonlySet<string> = new Set(['forces', 'troops', 'military', 'army', 'soldiers']);
+
+/**
+ * "Israeli forces", "Russian troops", "Congolese military", "Puntland forces": a nationality word or
+ * a place before a force noun names the armed forces, as editors link it (the Israel Defense Forces,
+ * not Israel). The mention is named "<modifier> forces" whichever force noun was written, so the
+ * troops and the military of one country are one entity; the registry links it to the named force
+ * of the same country ("Israel Defense Forces", "Russian Armed Forces") when it knows one. A name the
+ * lexicon does not know as a place ("Puntland") is read so only when the registry knows it as a
+ * location, else as it was ("Hamas forces": Hamas; "Security forces" opening a sentence: nothing).
+ * Not after a prefix: "pro-Russian forces" are not Russia's.
+ */
+function armedForces(
+  text: string,
+  words: readonly Word[],
+  piece: Piece,
+  plain: EntitySpan | undefined,
+): EntitySpan | undefined {
+  const last = words[piece.to]!;
+  const noun = words[piece.to + 1];
+  if (noun === undefined || !FORCE_NOUNS.has(noun.text)) return undefined;
+  if (last.possessive || !ONLY_SPACES.test(last.gap) || /[-‐]$/u.test(text.slice(0, words[piece.from]!.start)))
+    return undefined;
+  const force = (start: number): EntitySpan => ({
+    ...span(text, start, noun.end, 'ORGANIZATION'),
+    name: `${text.slice(start, last.end)} forces`,
+  });
+  if (plain === undefined) {
+    // "Congolese", "Kurdish": a nationality word of no single country, which markup leaves unmarked.
+    const run = words.slice(piece.from, piece.to + 1);
+    const strong = /(?:ish|ese)$/.test(last.lower);
+    return modifiesNoun(run, noun) && (strong || !run[0]!.initial) ? force(run[0]!.start) : undefined;
+  }
+  if (plain.end !== last.end || plain.type === 'PERSON' || plain.type === 'EVENT') return undefined;
+  if (plain.name !== undefined || plain.type === 'LOCATION') return force(plain.start);
+  return { ...force(plain.start), onlyIfKnown: { name: plain.surface, type: 'LOCATION' }, otherwise: plain };
+}
+
+/**
+ * "March 23 Movement", "April 6 Youth Movement": a date naming an organisation, a month and a day
+ * before a capitalised run that ends in an organisation's head. Read as a date, the name would be
+ * left as "Movement". Returns the index of the run's last word.
+ */
+function dateNamedOrganization(words: readonly Word[], i: number): number | undefined {
+  const month = words[i];
+  const day = words[i + 1];
+  if (month === undefined || day === undefined || !month.tags.has('Month') || !UPPER_START.test(month.text))
+    return undefined;
+  if (!/^\d{1,2}$/.test(day.text) || !ONLY_SPACES.test(month.gap) || !ONLY_SPACES.test(day.gap)) return undefined;
+  const end = runEnd(words, i + 2);
+  if (end === undefined || words.slice(i + 2, end + 1).some((w) => w.tags.has('Month'))) return undefined;
+  return ORGANIZATION_HEADS.has(words[end]!.lower) ? end : undefined;
 }
 
 function span(text: string, start: number, end: number, type: EntityType): EntitySpan {

@@ -128,6 +128,52 @@ describe('EntityRegistry.link', () => {
     expect(registry.lookupAlias('F.B.I.').map((e) => e.id)).toEqual(['e-federal-bureau-of-investigation']);
   });
 
+  it("links an acronym to its expansion when the expansion's other spellings are fused into it", () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Israeli Defense Forces', 'ORGANIZATION')], 1000);
+    // Spelled like the first: fused into it, and both have the initials "IDF".
+    registry.link([cluster('Israel Defense Forces', 'ORGANIZATION')], 2000);
+    expect(registry.canonicalId('e-israel-defense-forces')).toBe('e-israeli-defense-forces');
+    expect(registry.link([cluster('IDF', 'ORGANIZATION')], 3000)[0]!.id).toBe('e-israeli-defense-forces');
+    // Two entities that are not one sharing the initials: the acronym links neither.
+    const two = new EntityRegistry();
+    two.link(
+      [cluster('Israeli Defense Forces', 'ORGANIZATION'), cluster('Islamic Democratic Front', 'ORGANIZATION')],
+      1000,
+    );
+    expect(two.link([cluster('IDF', 'ORGANIZATION')], 2000)[0]!.id).toBe('e-idf');
+  });
+
+  it("links a group named in the plural to its singular's entity and back, for demonym endings only", () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Alawite', 'LOCATION'), cluster('Houthis', 'OTHER')], 1000);
+    expect(registry.link([cluster('Alawites', 'OTHER'), cluster('Houthi', 'OTHER')], 2000).map((l) => l.id)).toEqual([
+      'e-alawite',
+      'e-houthis',
+    ]);
+    // A final "s" that is part of a name links nothing: "Williams" is not "William".
+    registry.link([cluster('William', 'PERSON')], 3000);
+    expect(registry.link([cluster('Williams', 'OTHER')], 4000)[0]!.id).toBe('e-williams');
+  });
+
+  it('links markup\'s "<X> forces" to the one named force of the country, and fuses them when the name comes later', () => {
+    const registry = new EntityRegistry();
+    registry.link([cluster('Russian forces', 'ORGANIZATION', 'Russian troops')], 1000);
+    registry.link([cluster('Russian Armed Forces', 'ORGANIZATION')], 2000);
+    expect(registry.get('e-russian-forces')!.fusion).toMatchObject({ into: 'e-russian-armed-forces', rule: 'alias' });
+    expect(registry.link([cluster('Israel Defense Forces', 'ORGANIZATION')], 3000)[0]!.id).toBe(
+      'e-israel-defense-forces',
+    );
+    // "Israeli" names Israel: the troops are the Israel Defense Forces.
+    expect(registry.link([cluster('Israeli forces', 'ORGANIZATION', 'Israeli soldiers')], 4000)[0]!.id).toBe(
+      'e-israel-defense-forces',
+    );
+    // A branch is not the armed forces; a country's words a letter apart are not one force.
+    registry.link([cluster('Israeli Air Force', 'ORGANIZATION'), cluster('Malawian forces', 'ORGANIZATION')], 5000);
+    expect(registry.link([cluster('Malian forces', 'ORGANIZATION')], 6000)[0]!.id).toBe('e-malian-forces');
+    expect(registry.canonicalId('e-malian-forces')).toBe('e-malian-forces');
+  });
+
   it('links a region named without its generic head to it, never a city to its oblast', () => {
     const registry = new EntityRegistry();
     registry.link(

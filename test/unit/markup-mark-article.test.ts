@@ -107,6 +107,32 @@ describe('markArticle', () => {
     expect(later.marked_text).toContain('<e>Israeli</e>');
   });
 
+  it('keeps a sentence-initial word before a noun only once the registry knows it as a name', () => {
+    const registry = new EntityRegistry();
+    const before = markArticle(article('Hamas militants fire rockets. Security forces respond.'), registry);
+    expect(before.mentions.map((m) => m.surface)).toEqual([]);
+    markArticle(article('Talks between Israel and Hamas stall in Doha.', { id: 'a2' }), registry);
+    const after = markArticle(
+      article('Hamas militants fire rockets. Security forces respond.', { id: 'a3' }),
+      registry,
+    );
+    expect(after.mentions.map((m) => [m.surface, m.entity_id])).toEqual([['Hamas', 'e-hamas']]);
+  });
+
+  it('reads "<place> forces" as armed forces once the registry knows the place, else the name alone', () => {
+    const registry = new EntityRegistry();
+    const text = 'Clashes with Puntland forces continue near Bosaso.';
+    const before = markArticle(article(text), registry);
+    expect(before.mentions.map((m) => m.surface)).toEqual(['Puntland', 'Bosaso']);
+    markArticle(article('Elections are held in Puntland, Somalia.', { id: 'a2' }), registry);
+    expect(registry.get('e-puntland')?.type).toBe('LOCATION');
+    const after = markArticle(article(text, { id: 'a3' }), registry);
+    expect(after.mentions.map((m) => [m.surface, m.entity_id])).toEqual([
+      ['Puntland forces', 'e-puntland-forces'],
+      ['Bosaso', 'e-bosaso'],
+    ]);
+  });
+
   it('is deterministic: the same article and registry state give the same result', () => {
     const first = markArticle(article(GALA), new EntityRegistry());
     const second = markArticle(article(GALA), new EntityRegistry());
