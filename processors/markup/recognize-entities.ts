@@ -232,9 +232,14 @@ function lexicalTags(lower: string): readonly string[] {
 
 const NATIONALITY_WORDS = nationalityTable((lower) => lexicalTags(lower).includes('Country'));
 
-/** The country a nationality word names, as markup links it ("Ukrainian" → "Ukraine"); undefined for other words. */
+/**
+ * The country a nationality word or its plural names, as markup links it ("Ukrainian",
+ * "Ukrainians" → "Ukraine"); undefined for other words. The plural names the people: news of them is
+ * news of the country as surely as the adjective's is.
+ */
 export function countryOfNationality(word: string): string | undefined {
-  return NATIONALITY_WORDS.get(word.replace(/\s+/g, ' ').trim().toLowerCase());
+  const key = word.replace(/\s+/g, ' ').trim().toLowerCase();
+  return NATIONALITY_WORDS.get(key) ?? (key.endsWith('s') ? NATIONALITY_WORDS.get(key.slice(0, -1)) : undefined);
 }
 
 /** Entity mentions of text, non-overlapping and in text order. */
@@ -617,11 +622,7 @@ function toMention(
 function nationalityMention(text: string, run: readonly Word[]): EntitySpan | undefined {
   const words = run.filter((w) => !TITLE_WORDS.has(w.lower));
   if (words.length === 0 || words.length > 3 || words.some((w) => w.possessive)) return undefined;
-  const key = words.map((w) => w.lower).join(' ');
-  // The plural names the people ("Palestinians", "Ukrainians"): news of them is news of the country
-  // as surely as the adjective's is.
-  const country =
-    NATIONALITY_WORDS.get(key) ?? (key.endsWith('s') ? NATIONALITY_WORDS.get(key.slice(0, -1)) : undefined);
+  const country = countryOfNationality(words.map((w) => w.lower).join(' '));
   if (country === undefined) return undefined;
   return { ...span(text, words[0]!.start, words.at(-1)!.end, 'LOCATION'), name: country };
 }

@@ -181,15 +181,17 @@ describe('chunkArticle', () => {
     expect(chunks[0]!.entities).toEqual([{ id: 'karl', name: 'Karl Lagerfeld', type: 'PERSON' }]);
   });
 
-  it('names a country by its name, not by the nationality word an article used for it', () => {
+  it('names a country by its name, not by the nationality word or its plural an article used for it', () => {
     const sentences = [
       '[[Ukrainian|e-ukraine|LOCATION]] drones struck.',
       '[[Israeli|e-israel|LOCATION]] officials met [[Israel|e-israel|LOCATION]]’s allies.',
+      '[[Colombians|e-colombia|LOCATION]] voted.',
     ];
     const [chunk] = chunkArticle(article(sentences));
     expect(chunk!.entities).toEqual([
       { id: 'e-ukraine', name: 'Ukraine', type: 'LOCATION' },
       { id: 'e-israel', name: 'Israel', type: 'LOCATION' },
+      { id: 'e-colombia', name: 'Colombia', type: 'LOCATION' },
     ]);
   });
 
