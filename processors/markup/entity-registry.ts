@@ -426,10 +426,8 @@ export class EntityRegistry {
     // only link within an article: across articles they are too often another country's.
     // Ids fused into one count once: "Tayyip Erdoğan" fused into "Recep Tayyip Erdoğan" leaves
     // "Erdoğan" one person's name.
-    const abbreviated = new Set(
-      others(this.#byShortForm.get(entityKey(cluster.name)) ?? []).map((id) => this.canonicalId(id)),
-    );
-    if (abbreviated.size === 1) return [...abbreviated][0]!;
+    const abbreviated = this.#roots(others(this.#byShortForm.get(entityKey(cluster.name)) ?? []));
+    if (abbreviated.length === 1) return abbreviated[0]!;
     // The one known person whose fuller name ends with this one ("Tayyip Erdoğan" → "Recep Tayyip Erdoğan").
     if (cluster.type === 'PERSON' || cluster.type === 'OTHER') {
       const fuller = this.#fullerPersons(keyTokens(cluster.name), own);
@@ -471,12 +469,12 @@ export class EntityRegistry {
     return undefined;
   }
 
-  /** Ids of the entities of a compatible type that have this surface as an alias. */
   /** The distinct entities these ids are fused into. */
   #roots(ids: readonly string[]): string[] {
     return [...new Set(ids.map((id) => this.canonicalId(id)))];
   }
 
+  /** Ids of the entities of a compatible type that have this surface as an alias. */
   #aliasedBy(surface: string, type: EntityType): string[] {
     const ids = this.#byAlias.get(entityKey(surface));
     if (ids === undefined) return [];

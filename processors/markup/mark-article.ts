@@ -4,8 +4,9 @@
  *
  * Delivery: pure apart from the registry, and replay-safe — ids derive from canonical names, so
  * marking an article again yields the same ids unless the registry has since learned an alias that
- * links a short form differently, or a name that a sentence's first word was only kept for when
- * known ("Hamas militants …", `EntitySpan.onlyIfKnown`). Replays do count the article again in the registry's `mentions`.
+ * links a short form differently, or a name a reading depends on ("Hamas militants …", "Puntland
+ * forces": `EntitySpan.onlyIfKnown`). Replays do count the article again in the registry's
+ * `mentions`.
  * Rejections: none. Any article, even one with empty text, yields a MarkedArticle; the only error
  * is a MarkupConfigError for invalid options, raised before any article is read.
  *
